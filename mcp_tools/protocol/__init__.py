@@ -1,0 +1,1 @@
+"""Sans-IO core of the Model Context Protocol: no Django, no sockets, only data in and out."""

@@ -1,0 +1,134 @@
+"""JSON-RPC 2.0 framing: bytes in, typed messages out; typed replies in, bytes out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import orjson
+
+from .errors import McpError, invalid_request, parse_error
+
+RequestId = Union[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A client's answer to a server-sent request (result or error)."""
+
+    id: RequestId | None
+    result: Any = None
+    error: Any = None
+
+
+Message = Union[Request, Notification, Response]
+
+
+def _valid_id(value: Any) -> bool:
+    # "Request IDs MUST be a string or integer" and "MUST NOT be null" (basic/index).
+    return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
+
+
+def load_json(body: bytes) -> Any:
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise parse_error() from exc
+
+
+def readable_id(obj: Any) -> RequestId | None:
+    """The id of a malformed message when it can still be read, for the error reply."""
+    if isinstance(obj, dict) and _valid_id(obj.get("id")):
+        rid: RequestId = obj["id"]
+        return rid
+    return None
+
+
+def parse_message(obj: Any) -> Message:
+    """Turn one decoded JSON value into a message, or raise -32600 (Invalid Request)."""
+    if not isinstance(obj, dict):
+        raise invalid_request("Invalid Request: a JSON-RPC message must be a JSON object")
+    if obj.get("jsonrpc") != "2.0":
+        raise invalid_request('Invalid Request: "jsonrpc" must be "2.0"')
+    method = obj.get("method")
+    if method is not None:
+        if not isinstance(method, str) or not method:
+            raise invalid_request('Invalid Request: "method" must be a non-empty string')
+        params = obj.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise invalid_request('Invalid Request: "params" must be an object')
+        if "id" in obj:
+            if not _valid_id(obj["id"]):
+                raise invalid_request('Invalid Request: "id" must be a string or an integer')
+            return Request(obj["id"], method, params)
+        return Notification(method, params)
+    if "result" in obj or "error" in obj:
+        if "result" in obj and "error" in obj:
+            raise invalid_request("Invalid Request: a response has either result or error")
+        rid = obj.get("id")
+        if rid is not None and not _valid_id(rid):
+            raise invalid_request('Invalid Request: "id" must be a string or an integer')
+        return Response(rid, obj.get("result"), obj.get("error"))
+    raise invalid_request("Invalid Request: not a JSON-RPC request, notification or response")
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value)
+
+
+def encode_result(request_id: RequestId, result: Any) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def encode_raw_result(request_id: RequestId, result_json: bytes) -> bytes:
+    """Frame a pre-serialised result object without decoding it again (hot path)."""
+    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(request_id) + b',"result":' + result_json + b"}"
+
+
+def encode_error(request_id: RequestId | None, error: McpError) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0"}
+    # An error response may omit the id only when it could not be read (basic/index).
+    if request_id is not None:
+        message["id"] = request_id
+    message["error"] = error.to_error()
+    return orjson.dumps(message)
+
+
+def encode_notification(method: str, params: dict[str, Any] | None = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return orjson.dumps(message)
+
+
+__all__ = [
+    "McpError",
+    "Message",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "dumps",
+    "encode_error",
+    "encode_notification",
+    "encode_raw_result",
+    "encode_result",
+    "load_json",
+    "parse_message",
+    "readable_id",
+]

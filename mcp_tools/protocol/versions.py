@@ -1,0 +1,112 @@
+"""Protocol revisions this server speaks and what each one allows on the wire."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+V2025_03_26 = "2025-03-26"
+V2025_06_18 = "2025-06-18"
+V2025_11_25 = "2025-11-25"
+V2026_07_28 = "2026-07-28"
+
+LEGACY_VERSIONS: tuple[str, ...] = (V2025_03_26, V2025_06_18, V2025_11_25)
+MODERN_VERSIONS: tuple[str, ...] = (V2026_07_28,)
+SUPPORTED_VERSIONS: tuple[str, ...] = LEGACY_VERSIONS + MODERN_VERSIONS
+LATEST_LEGACY = V2025_11_25
+LATEST = V2026_07_28
+
+# _meta keys the 2026-07-28 revision reserves.
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+META_RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """Feature switches of one protocol revision; code asks these, never compares dates."""
+
+    version: str
+    modern: bool
+    batching: bool
+    version_header: bool
+    title_and_output_schema: bool
+    resource_link: bool
+    content_last_modified: bool
+    icons: bool
+    core_tasks: bool
+    input_errors_as_results: bool
+    sse_priming: bool
+    any_output_schema: bool
+
+    @property
+    def family(self) -> str:
+        """Revisions that serialise tools identically share a family key (catalog cache key)."""
+        return self.version
+
+
+REVISIONS: dict[str, Revision] = {
+    V2025_03_26: Revision(
+        V2025_03_26,
+        modern=False,
+        batching=True,
+        version_header=False,
+        title_and_output_schema=False,
+        resource_link=False,
+        content_last_modified=False,
+        icons=False,
+        core_tasks=False,
+        input_errors_as_results=False,
+        sse_priming=False,
+        any_output_schema=False,
+    ),
+    V2025_06_18: Revision(
+        V2025_06_18,
+        modern=False,
+        batching=False,
+        version_header=True,
+        title_and_output_schema=True,
+        resource_link=True,
+        content_last_modified=True,
+        icons=False,
+        core_tasks=False,
+        input_errors_as_results=False,
+        sse_priming=False,
+        any_output_schema=False,
+    ),
+    V2025_11_25: Revision(
+        V2025_11_25,
+        modern=False,
+        batching=False,
+        version_header=True,
+        title_and_output_schema=True,
+        resource_link=True,
+        content_last_modified=True,
+        icons=True,
+        core_tasks=True,
+        input_errors_as_results=True,
+        sse_priming=True,
+        any_output_schema=False,
+    ),
+    V2026_07_28: Revision(
+        V2026_07_28,
+        modern=True,
+        batching=False,
+        version_header=True,
+        title_and_output_schema=True,
+        resource_link=True,
+        content_last_modified=True,
+        icons=True,
+        core_tasks=False,
+        input_errors_as_results=True,
+        sse_priming=False,
+        any_output_schema=True,
+    ),
+}
+
+
+def get_revision(version: str) -> Revision:
+    return REVISIONS[version]

@@ -1,0 +1,40 @@
+"""Querysets: what is enabled, what has expired, and bulk edits that keep versions honest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+from django.utils import timezone
+
+
+class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]  # noqa: F821
+    def enabled(self) -> ToolQuerySet:
+        return self.filter(enabled=True)
+
+    def update(self, **kwargs: Any) -> int:
+        """Bulk edits bump each row's version and the catalog version, like ``save()`` does."""
+        from .models import CatalogVersion
+
+        kwargs.setdefault("version", models.F("version") + 1)
+        count = super().update(**kwargs)
+        if count:
+            CatalogVersion.bump()
+        return count
+
+
+class SessionQuerySet(models.QuerySet["McpSession"]):  # type: ignore[name-defined]  # noqa: F821
+    def live(self) -> SessionQuerySet:
+        return self.filter(expires_at__gt=timezone.now())
+
+    def expired(self) -> SessionQuerySet:
+        return self.filter(expires_at__lte=timezone.now())
+
+    def delete_expired(self, batch_size: int = 1000) -> int:
+        """Delete expired sessions in batches so a large backlog never holds one long lock."""
+        total = 0
+        while True:
+            pks = list(self.expired().values_list("pk", flat=True)[:batch_size])
+            if not pks:
+                return total
+            total += self.model.objects.filter(pk__in=pks).delete()[0]

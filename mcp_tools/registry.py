@@ -1,0 +1,107 @@
+"""Handler kinds registered by code; Tool rows in the database name them by key."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from .types import ToolContext
+
+HandlerFunc = Callable[[ToolContext], Any]
+F = TypeVar("F", bound=HandlerFunc)
+
+_KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerKind:
+    """One registered handler: its key, what its config must look like, and the callable."""
+
+    key: str
+    func: HandlerFunc
+    config_schema: dict[str, Any] | None = None
+    label: str = ""
+    description: str = ""
+
+    def config_errors(self, config: Any) -> list[str]:
+        """Messages for a Tool's handler config that does not fit this kind (empty if it fits)."""
+        if self.config_schema is None:
+            return []
+        validator = Draft202012Validator(self.config_schema)
+        return [
+            f"{'/'.join(str(p) for p in error.absolute_path) or '(config)'}: {error.message}"
+            for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+        ]
+
+
+class HandlerRegistry:
+    def __init__(self) -> None:
+        self._kinds: dict[str, HandlerKind] = {}
+
+    def register(self, kind: HandlerKind) -> None:
+        if not _KEY.match(kind.key):
+            raise ValueError(f"Invalid handler key {kind.key!r}: use 1-200 of A-Z a-z 0-9 _ . : -")
+        existing = self._kinds.get(kind.key)
+        if existing is not None and existing.func is not kind.func:
+            raise ValueError(f"Handler key {kind.key!r} is already registered by {existing.func!r}")
+        if kind.config_schema is not None:
+            try:
+                Draft202012Validator.check_schema(kind.config_schema)
+            except SchemaError as exc:
+                raise ValueError(f"Handler {kind.key!r}: invalid config_schema: {exc.message}") from exc
+        self._kinds[kind.key] = kind
+
+    def unregister(self, key: str) -> None:
+        self._kinds.pop(key, None)
+
+    def get(self, key: str) -> HandlerKind | None:
+        return self._kinds.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._kinds
+
+    def __iter__(self) -> Iterator[HandlerKind]:
+        return iter(sorted(self._kinds.values(), key=lambda k: k.key))
+
+    def choices(self) -> list[tuple[str, str]]:
+        return [(kind.key, kind.label or kind.key) for kind in self]
+
+
+registry = HandlerRegistry()
+
+
+def handler(
+    key: str,
+    *,
+    config_schema: dict[str, Any] | None = None,
+    label: str = "",
+    description: str = "",
+) -> Callable[[F], F]:
+    """Register a handler kind under ``key``; put it in ``<app>/mcp_handlers.py``.
+
+    The function takes a :class:`~mcp_tools.ToolContext` and returns a ``str``, a list of
+    content blocks, a :class:`~mcp_tools.ToolResult`, or any other JSON value (which becomes
+    ``structuredContent``). Raise :class:`~mcp_tools.ToolError` for a failure the model
+    should read.
+    """
+
+    def decorator(func: F) -> F:
+        registry.register(
+            HandlerKind(key, func, config_schema, label, description or (func.__doc__ or "").strip())
+        )
+        return func
+
+    return decorator
+
+
+def autodiscover() -> None:
+    from django.utils.module_loading import autodiscover_modules
+
+    from .conf import mcp_settings
+
+    autodiscover_modules(mcp_settings.HANDLER_MODULE)

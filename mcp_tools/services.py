@@ -1,0 +1,449 @@
+"""MCP methods served from the database: sessions, discovery, tools/list and tools/call.
+
+Everything here is synchronous Django code run off the event loop; the view does the I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import orjson
+from django.core.cache import cache
+from django.utils import timezone
+
+from . import __version__
+from .auth import get_auth_backend
+from .catalog import CompiledTool, get_catalog
+from .conf import mcp_settings
+from .exceptions import ToolCancelled, ToolError
+from .models import McpSession
+from .protocol import errors as e
+from .protocol import versions as v
+from .protocol.cursor import decode_cursor, encode_cursor
+from .protocol.errors import McpError
+from .protocol.headers import check_param_headers
+from .protocol.jsonrpc import Request, encode_error, encode_raw_result, encode_result
+from .protocol.negotiation import LOG_LEVELS, ModernRequestMeta, level_allows, negotiate_legacy
+from .protocol.shaping import error_result, shape_call_result
+from .protocol.versions import Revision
+from .registry import registry
+from .schemas import error_messages
+from .types import Principal, ToolContext, ToolResult, text
+
+logger = logging.getLogger("mcp_tools")
+
+LEGACY_METHODS = frozenset({"initialize", "ping", "tools/list", "tools/call", "logging/setLevel"})
+MODERN_METHODS = frozenset({"server/discover", "tools/list", "tools/call", "subscriptions/listen"})
+CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
+
+
+class SessionNotFound(Exception):
+    """Unknown, expired, ended, or owned by another principal: all answer 404 (H-14, H-15)."""
+
+
+class CancelFlag:
+    """Cancellation of one in-flight request, visible across processes through the cache."""
+
+    def __init__(self, key: str | None) -> None:
+        self.key = key
+        self._event = threading.Event()
+        self._checked = 0.0
+
+    @staticmethod
+    def cache_key(session_id: str, request_id: Any) -> str:
+        return f"mcp_tools:cancel:{session_id}:{orjson.dumps(request_id).decode()}"
+
+    def set(self) -> None:
+        self._event.set()
+
+    def __call__(self) -> bool:
+        if self._event.is_set():
+            return True
+        if self.key is None:
+            return False
+        now = time.monotonic()
+        if now - self._checked >= mcp_settings.CANCEL_POLL_SECONDS:
+            self._checked = now
+            if cache.get(self.key):
+                self._event.set()
+        return self._event.is_set()
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One JSON-RPC request being served, with what its era told us."""
+
+    revision: Revision
+    principal: Principal
+    headers: Mapping[str, str]
+    session: McpSession | None = None
+    modern: ModernRequestMeta | None = None
+    emit: Callable[[bytes], None] | None = None
+    cancelled: CancelFlag = field(default_factory=lambda: CancelFlag(None))
+
+
+# --------------------------------------------------------------------------- server identity
+
+
+@lru_cache(maxsize=8)
+def _server_info(title: bool) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "name": mcp_settings.SERVER_NAME,
+        "version": mcp_settings.SERVER_VERSION or __version__,
+    }
+    if title and mcp_settings.SERVER_TITLE:
+        info["title"] = mcp_settings.SERVER_TITLE
+    return info
+
+
+def server_info(rev: Revision) -> dict[str, Any]:
+    return _server_info(rev.title_and_output_schema)
+
+
+def list_changed_supported() -> bool:
+    """Whether this deployment can deliver notifications/tools/list_changed (T-1)."""
+    return False
+
+
+def capabilities(rev: Revision) -> dict[str, Any]:
+    return {"logging": {}, "tools": {"listChanged": list_changed_supported()}}
+
+
+def modern_meta() -> dict[str, Any]:
+    return {v.META_SERVER_INFO: server_info(v.get_revision(v.V2026_07_28))}
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+def create_session(req: Request, principal: Principal) -> tuple[bytes, str]:
+    """L-1..L-4: answer initialize and open a session row; returns (response, session id)."""
+    params = req.params
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise e.invalid_params("initialize needs params.protocolVersion (a string)")
+    version = negotiate_legacy(requested)
+    rev = v.get_revision(version)
+    client_info = params.get("clientInfo")
+    caps = params.get("capabilities")
+    session = McpSession.objects.create(
+        protocol_version=version,
+        principal_key=principal.key,
+        client_info=client_info if isinstance(client_info, dict) else {},
+        client_capabilities=caps if isinstance(caps, dict) else {},
+        expires_at=McpSession.expiry(mcp_settings.SESSION_IDLE_SECONDS),
+    )
+    result: dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": capabilities(rev),
+        "serverInfo": server_info(rev),
+    }
+    if mcp_settings.INSTRUCTIONS:
+        result["instructions"] = mcp_settings.INSTRUCTIONS
+    return encode_result(req.id, result), session.id
+
+
+def load_session(session_id: str, principal: Principal) -> McpSession:
+    session = McpSession.objects.filter(pk=session_id).first()
+    now = timezone.now()
+    if session is None or session.expires_at <= now or session.principal_key != principal.key:
+        raise SessionNotFound(session_id)
+    if (now - session.last_seen_at).total_seconds() >= mcp_settings.SESSION_TOUCH_SECONDS:
+        session.last_seen_at = now
+        session.expires_at = McpSession.expiry(mcp_settings.SESSION_IDLE_SECONDS)
+        McpSession.objects.filter(pk=session.pk).update(last_seen_at=now, expires_at=session.expires_at)
+    return session
+
+
+def end_session(session_id: str, principal: Principal) -> bool:
+    return McpSession.objects.filter(pk=session_id, principal_key=principal.key).delete()[0] > 0
+
+
+def mark_initialized(session: McpSession) -> None:
+    if not session.initialized:
+        McpSession.objects.filter(pk=session.pk).update(initialized=True)
+
+
+def cancel_request(session: McpSession | None, params: Mapping[str, Any]) -> None:
+    """C-1: flag an in-flight request as cancelled; malformed or unknown ids are ignored."""
+    request_id = params.get("requestId")
+    if session is None or isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return
+    cache.set(CancelFlag.cache_key(session.pk, request_id), 1, timeout=3600)
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
+    """Serve one request: (HTTP status, framed response), or None when it was cancelled."""
+    try:
+        method = _METHODS.get(req.method)
+        allowed = MODERN_METHODS if ex.revision.modern else LEGACY_METHODS
+        if method is None or req.method not in allowed:
+            # H-D5: a modern request for a method we do not implement is a 404.
+            raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
+        body = method(req, ex)
+        return None if body is None else (200, body)
+    except McpError as exc:
+        return exc.http_status, encode_error(req.id, exc)
+    except Exception:
+        logger.exception("Unexpected error serving %s", req.method)
+        return 200, encode_error(req.id, e.internal_error())
+
+
+def _result(req: Request, ex: Exchange, result: dict[str, Any]) -> bytes:
+    if ex.revision.modern:
+        result.setdefault("resultType", "complete")
+        result.setdefault("_meta", modern_meta())
+    return encode_result(req.id, result)
+
+
+def _ping(req: Request, ex: Exchange) -> bytes:
+    return _result(req, ex, {})
+
+
+def _set_level(req: Request, ex: Exchange) -> bytes:
+    level = req.params.get("level")
+    if level not in LOG_LEVELS:
+        raise e.invalid_params(f"Unknown log level: {level!r}; use one of {', '.join(LOG_LEVELS)}")
+    assert ex.session is not None
+    McpSession.objects.filter(pk=ex.session.pk).update(log_level=level)
+    return _result(req, ex, {})
+
+
+def _discover(req: Request, ex: Exchange) -> bytes:
+    result: dict[str, Any] = {
+        "resultType": "complete",
+        "supportedVersions": list(v.SUPPORTED_VERSIONS),
+        "capabilities": capabilities(ex.revision),
+        "ttlMs": mcp_settings.DISCOVER_TTL_MS,
+        "cacheScope": "public",
+        "_meta": modern_meta(),
+    }
+    if mcp_settings.INSTRUCTIONS:
+        result["instructions"] = mcp_settings.INSTRUCTIONS
+    return encode_result(req.id, result)
+
+
+@lru_cache(maxsize=4)
+def _cursor_key(secret: str, explicit: str | None) -> bytes:
+    import hashlib
+
+    return hashlib.sha256(b"mcp_tools.cursor\0" + (explicit or secret).encode()).digest()
+
+
+def cursor_key() -> bytes:
+    from django.conf import settings
+
+    return _cursor_key(settings.SECRET_KEY, mcp_settings.CURSOR_KEY)
+
+
+def _list_tools(req: Request, ex: Exchange) -> bytes:
+    backend = get_auth_backend()
+    key = cursor_key()
+    raw_cursor = req.params.get("cursor")
+    after = None if raw_cursor is None else decode_cursor(raw_cursor, key, scope="tools/list")
+    rev = ex.revision
+
+    def render(tools: list[dict[str, Any]], next_after: str | None) -> bytes:
+        result: dict[str, Any] = {}
+        if rev.modern:
+            result["resultType"] = "complete"
+        result["tools"] = tools
+        if next_after is not None:
+            result["nextCursor"] = encode_cursor(next_after, key, scope="tools/list")
+        if rev.modern:
+            # T-7: a list filtered by authorization is private; every page shares the scope.
+            result["ttlMs"] = mcp_settings.LIST_TTL_MS
+            result["cacheScope"] = "private"
+            result["_meta"] = modern_meta()
+        return orjson.dumps(result)
+
+    body = get_catalog().page(
+        rev, ex.principal, backend.can_see, after, mcp_settings.PAGE_SIZE, render, tasks_enabled=False
+    )
+    return encode_raw_result(req.id, body)
+
+
+# --------------------------------------------------------------------------- tools/call
+
+
+def find_tool(name: Any, principal: Principal) -> CompiledTool:
+    if not isinstance(name, str):
+        raise e.invalid_params("tools/call needs params.name (a string)")
+    tool = get_catalog().get(name)
+    # A tool the caller may not see answers exactly like a tool that does not exist.
+    if tool is None or not get_auth_backend().can_see(tool, principal):
+        raise e.invalid_params(f"Unknown tool: {name}")
+    return tool
+
+
+def _call_tool(req: Request, ex: Exchange) -> bytes | None:
+    params = req.params
+    tool = find_tool(params.get("name"), ex.principal)
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise e.invalid_params("tools/call params.arguments must be an object")
+    if ex.modern is not None:
+        check_param_headers(ex.headers, tool.param_headers, arguments)
+    rev = ex.revision
+    problems = error_messages(tool.input_validator, arguments)
+    if problems:
+        message = f"Invalid arguments for tool {tool.name!r}: " + "; ".join(problems)
+        if rev.input_errors_as_results:
+            return _result(req, ex, error_result(message, rev))
+        raise e.invalid_params(message, data={"errors": problems})
+    result = run_tool(tool, arguments, ex, progress_token=_progress_token(params))
+    if result is None:
+        return None
+    return _result(req, ex, result)
+
+
+def _progress_token(params: Mapping[str, Any]) -> str | int | None:
+    meta = params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+
+
+def run_tool(
+    tool: CompiledTool, arguments: dict[str, Any], ex: Exchange, *, progress_token: str | int | None
+) -> dict[str, Any] | None:
+    """Run the handler and shape its outcome; None means the call was cancelled."""
+    rev = ex.revision
+    kind = registry.get(tool.handler_key)
+    if kind is None:
+        logger.error("Tool %r names handler %r, which is not registered", tool.name, tool.handler_key)
+        return error_result(f"Tool {tool.name!r} is not available right now.", rev)
+    last_progress: list[float] = []
+
+    def progress(value: float, total: float | None, message: str | None) -> None:
+        # P-1: only for requests that asked, strictly increasing, and never after the end.
+        if progress_token is None or ex.emit is None or ex.cancelled():
+            return
+        if last_progress and value <= last_progress[0]:
+            logger.warning("Tool %r reported non-increasing progress %s; dropped", tool.name, value)
+            return
+        last_progress[:] = [value]
+        note: dict[str, Any] = {"progressToken": progress_token, "progress": value}
+        if total is not None:
+            note["total"] = total
+        if message is not None:
+            note["message"] = message
+        ex.emit(_notification("notifications/progress", note))
+
+    threshold = _log_threshold(ex)
+
+    def log(level: str, data: Any, logger_name: str | None) -> None:
+        if ex.emit is None or level not in LOG_LEVELS or not level_allows(threshold, level):
+            return
+        note: dict[str, Any] = {"level": level, "data": data}
+        if logger_name:
+            note["logger"] = logger_name
+        ex.emit(_notification("notifications/message", note))
+
+    context = ToolContext(
+        arguments=arguments,
+        config=tool.handler_config,
+        principal=ex.principal,
+        tool_name=tool.name,
+        tool_version=tool.version,
+        _progress=progress,
+        _log=log,
+        _cancelled=ex.cancelled,
+    )
+    try:
+        outcome = kind.func(context)
+    except ToolError as exc:
+        return error_result(exc.message, rev)
+    except ToolCancelled:
+        return None
+    except Exception:
+        reference = uuid.uuid4().hex[:12]
+        logger.exception("Tool %r failed (reference %s)", tool.name, reference)
+        return error_result(f"Tool {tool.name!r} failed unexpectedly (reference {reference}).", rev)
+    if ex.cancelled():
+        return None
+    return shape_outcome(tool, outcome, rev)
+
+
+def _log_threshold(ex: Exchange) -> str | None:
+    if ex.modern is not None:
+        return ex.modern.log_level  # LG-3: only when this request asked for it.
+    if ex.session is not None and ex.session.log_level:
+        return ex.session.log_level
+    return "debug"
+
+
+def _notification(method: str, params: dict[str, Any]) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def normalize(outcome: Any) -> ToolResult:
+    """Turn what a handler returned into a ToolResult (see the handler docs)."""
+    if isinstance(outcome, ToolResult):
+        return outcome
+    if isinstance(outcome, str):
+        return ToolResult(content=[text(outcome)])
+    if (
+        isinstance(outcome, list)
+        and outcome
+        and all(isinstance(b, dict) and b.get("type") in CONTENT_TYPES for b in outcome)
+    ):
+        return ToolResult(content=list(outcome))
+    if isinstance(outcome, dict) and outcome.get("type") in CONTENT_TYPES:
+        return ToolResult(content=[outcome])
+    if outcome is None:
+        return ToolResult(content=[])
+    return ToolResult(structured_content=outcome)
+
+
+def shape_outcome(tool: CompiledTool, outcome: Any, rev: Revision) -> dict[str, Any]:
+    try:
+        result = normalize(outcome)
+        content = list(result.content)
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") not in CONTENT_TYPES:
+                raise TypeError(f"not a content block: {block!r:.80}")
+        if result.has_structured:
+            structured_json = orjson.dumps(result.structured_content).decode()
+            if not result.is_error and mcp_settings.VALIDATE_OUTPUT and tool.output_validator is not None:
+                problems = error_messages(tool.output_validator, result.structured_content)
+                if problems:
+                    logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)
+                    return error_result(f"Tool {tool.name!r} produced output that does not match its output schema.", rev)
+            if not content:
+                # T-11: mirror structured content as JSON text for older clients.
+                content = [text(structured_json)]
+        elif tool.output_validator is not None and not result.is_error:
+            logger.error("Tool %r has an outputSchema but returned no structured content", tool.name)
+            return error_result(f"Tool {tool.name!r} produced no structured output.", rev)
+    except (TypeError, orjson.JSONEncodeError):
+        logger.exception("Tool %r returned a value that is not a valid tool result", tool.name)
+        return error_result(f"Tool {tool.name!r} returned an invalid result.", rev)
+    return shape_call_result(
+        content,
+        rev,
+        structured=result.structured_content,
+        has_structured=result.has_structured,
+        is_error=result.is_error,
+        meta=result.meta,
+    )
+
+
+_METHODS: dict[str, Callable[[Request, Exchange], bytes | None]] = {
+    "ping": _ping,
+    "logging/setLevel": _set_level,
+    "server/discover": _discover,
+    "tools/list": _list_tools,
+    "tools/call": _call_tool,
+}

@@ -1,0 +1,11 @@
+"""URLconf for ``path("mcp", include("mcp_tools.urls"))``: the endpoint, no trailing slash."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "mcp_tools"
+
+urlpatterns = [
+    path("", views.endpoint, name="endpoint"),
+]

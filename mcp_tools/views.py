@@ -1,0 +1,482 @@
+"""The Streamable HTTP endpoint: HTTP and SSE in and out; the protocol lives elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from asgiref.sync import sync_to_async
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from . import services
+from .auth import AuthFailure, get_auth_backend
+from .conf import mcp_settings
+from .protocol import errors as e
+from .protocol import sse
+from .protocol import versions as v
+from .protocol.errors import McpError
+from .protocol.jsonrpc import (
+    Message,
+    Notification,
+    Request,
+    Response,
+    encode_error,
+    load_json,
+    parse_message,
+    readable_id,
+)
+from .protocol.negotiation import check_legacy_version_header, is_modern, read_modern_meta
+from .services import CancelFlag, Exchange, SessionNotFound
+from .types import Principal
+
+logger = logging.getLogger("mcp_tools")
+
+ALLOW = "GET, POST, DELETE, OPTIONS"
+BASE_ALLOWED_HEADERS = (
+    "accept",
+    "authorization",
+    "content-type",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+    "mcp-protocol-version",
+    "mcp-session-id",
+)
+EXPOSED_HEADERS = "Mcp-Session-Id, WWW-Authenticate"
+
+Emit = Callable[[bytes], None]
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    stream: Callable[[], AsyncIterator[bytes]] | None = None
+
+
+def _error_reply(exc: McpError, request_id: Any = None) -> Reply:
+    return Reply(exc.http_status, encode_error(request_id, exc), dict(exc.headers))
+
+
+def _plain_error(status: int, code: int, message: str) -> Reply:
+    return _error_reply(McpError(code, message, http_status=status))
+
+
+# --------------------------------------------------------------------------- HTTP checks
+
+
+def _check_host_and_origin(request: HttpRequest) -> Reply | None:
+    """H-2: DNS-rebinding defence. A bad Host or a foreign Origin gets 403."""
+    try:
+        host = request.get_host()
+    except DisallowedHost:
+        return _plain_error(403, e.INVALID_REQUEST, "Forbidden: Host not allowed")
+    origin = request.headers.get("origin")
+    if origin is None or _origin_allowed(origin, host, request.scheme or "http"):
+        return None
+    return _plain_error(403, e.INVALID_REQUEST, "Forbidden: Origin not allowed")
+
+
+def _origin_allowed(origin: str, host: str, scheme: str) -> bool:
+    allowed = mcp_settings.ALLOWED_ORIGINS
+    if "*" in allowed or origin in allowed:
+        return True
+    parts = urlsplit(origin)
+    return parts.netloc == host and parts.scheme == scheme
+
+
+def _accepts(request: HttpRequest, media_type: str) -> bool:
+    accept = request.headers.get("accept")
+    if not accept:
+        return True
+    kinds = {item.split(";", 1)[0].strip().lower() for item in accept.split(",")}
+    major = media_type.split("/", 1)[0]
+    return bool(kinds & {media_type, f"{major}/*", "*/*"})
+
+
+def _cors_headers(request: HttpRequest) -> dict[str, str]:
+    origin = request.headers.get("origin")
+    if not origin:
+        return {}
+    return {"Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": EXPOSED_HEADERS, "Vary": "Origin"}
+
+
+def _preflight(request: HttpRequest) -> HttpResponse:
+    response = HttpResponse(status=204)
+    asked = request.headers.get("access-control-request-headers", "")
+    names = [h.strip().lower() for h in asked.split(",") if h.strip()]
+    allowed = [h for h in names if h in BASE_ALLOWED_HEADERS or h.startswith("mcp-param-")]
+    for key, value in _cors_headers(request).items():
+        response[key] = value
+    response["Access-Control-Allow-Methods"] = ALLOW
+    response["Access-Control-Allow-Headers"] = ", ".join(allowed or BASE_ALLOWED_HEADERS)
+    response["Access-Control-Max-Age"] = str(mcp_settings.CORS_MAX_AGE)
+    return response
+
+
+def _headers(request: HttpRequest) -> dict[str, str]:
+    return {key.lower(): value for key, value in request.headers.items()}
+
+
+# --------------------------------------------------------------------------- the endpoint
+
+
+@csrf_exempt
+async def endpoint(request: HttpRequest) -> HttpResponse:
+    if request.method == "OPTIONS":
+        refused = _check_host_and_origin(request)
+        return _to_response(request, refused) if refused else _preflight(request)
+    refused = _check_host_and_origin(request)
+    if refused is not None:
+        return _to_response(request, refused)
+    if request.method == "POST":
+        reply = await _post(request)
+    elif request.method == "GET":
+        reply = await _get(request)
+    elif request.method == "DELETE":
+        reply = await _delete(request)
+    else:
+        reply = Reply(405, headers={"Allow": ALLOW})
+    return _to_response(request, reply)
+
+
+endpoint.login_required = False  # type: ignore[attr-defined]  # Django 5.1+ LoginRequiredMiddleware
+
+
+def _to_response(request: HttpRequest, reply: Reply) -> HttpResponse:
+    response: HttpResponse | StreamingHttpResponse
+    if reply.stream is not None:
+        response = StreamingHttpResponse(reply.stream(), status=reply.status, content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache, no-transform"
+        response["X-Accel-Buffering"] = "no"  # H-D9
+    elif reply.body:
+        response = HttpResponse(reply.body, status=reply.status, content_type="application/json")
+    else:
+        response = HttpResponse(status=reply.status)
+        del response["Content-Type"]
+    for key, value in {**reply.headers, **_cors_headers(request)}.items():
+        response[key] = value
+    return response
+
+
+async def _post(request: HttpRequest) -> Reply:
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if content_type != "application/json":
+        return _plain_error(415, e.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json")
+    if not (_accepts(request, "application/json") or _accepts(request, "text/event-stream")):
+        return _plain_error(406, e.INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream")
+    limit = mcp_settings.MAX_BODY_BYTES
+    try:
+        declared = int(request.headers.get("content-length") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit:
+        return _plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+    body = request.body
+    if len(body) > limit:
+        return _plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+    try:
+        decoded = load_json(body)
+    except McpError as exc:
+        return _error_reply(exc)
+    can_stream = _accepts(request, "text/event-stream")
+    if isinstance(decoded, list):
+        return await sync_to_async(_serve_batch)(request, decoded)
+    try:
+        message = parse_message(decoded)
+    except McpError as exc:
+        return _error_reply(exc, readable_id(decoded))
+    return await _serve_message(request, message, can_stream)
+
+
+def _authenticate(request: HttpRequest) -> Principal:
+    return get_auth_backend().authenticate(request)
+
+
+def _auth_reply(exc: AuthFailure) -> Reply:
+    body = services.orjson.dumps({"error": exc.error, "error_description": exc.description})
+    return Reply(exc.status, body, {"Cache-Control": "no-store", **exc.headers})
+
+
+async def _serve_message(request: HttpRequest, message: Message, can_stream: bool) -> Reply:
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def emit(data: bytes) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, data)
+
+    prepared: dict[str, Any] = {}
+    work = asyncio.ensure_future(
+        sync_to_async(_serve_sync)(request, message, emit if can_stream else None, prepared)
+    )
+    first = asyncio.ensure_future(queue.get())
+    await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
+    if work.done() and not first.done():
+        first.cancel()
+        return work.result()
+    # The call emitted a notification before its result: answer with an SSE stream (H-7).
+    first_event = first.result() if first.done() else None
+    ex: Exchange = prepared["exchange"]
+    return Reply(200, stream=lambda: _request_stream(first_event, queue, work, ex))
+
+
+async def _request_stream(
+    first: bytes | None, queue: asyncio.Queue[bytes], work: Awaitable[Reply], ex: Exchange
+) -> AsyncIterator[bytes]:
+    pending = asyncio.ensure_future(work)
+    try:
+        if first is not None:
+            yield sse.event(first)
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            await asyncio.wait({pending, getter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield sse.event(getter.result())
+                continue
+            getter.cancel()
+            while not queue.empty():
+                yield sse.event(queue.get_nowait())
+            reply = pending.result()
+            # A cancelled call ends its stream without a response (C-1).
+            if reply.body:
+                yield sse.event(reply.body)
+            return
+    except (asyncio.CancelledError, GeneratorExit):
+        # H-D8: for 2026-07-28, closing the response stream cancels the request. Legacy
+        # clients cancel explicitly (H-16), but nobody is left to read this result either.
+        ex.cancelled.set()
+        raise
+
+
+def _serve_sync(request: HttpRequest, message: Message, emit: Emit | None, prepared: dict[str, Any]) -> Reply:
+    """Authenticate, pick the era, and serve one message (runs in a worker thread)."""
+    try:
+        principal = _authenticate(request)
+    except AuthFailure as exc:
+        return _auth_reply(exc)
+    headers = _headers(request)
+    request_id = message.id if isinstance(message, Request) else None
+    try:
+        if isinstance(message, Request) and message.method == "initialize":
+            body, session_id = services.create_session(message, principal)
+            return Reply(200, body, {"Mcp-Session-Id": session_id})
+        if isinstance(message, Request | Notification) and is_modern(message.params):
+            return _serve_modern(message, principal, headers, emit, prepared)
+        return _serve_legacy(message, principal, headers, emit, prepared)
+    except McpError as exc:
+        return _error_reply(exc, request_id)
+
+
+def _serve_modern(
+    message: Request | Notification,
+    principal: Principal,
+    headers: dict[str, str],
+    emit: Emit | None,
+    prepared: dict[str, Any],
+) -> Reply:
+    if isinstance(message, Notification):
+        # D defines no client notification over HTTP; an accepted one still gets 202 (H-D2).
+        return Reply(202)
+    meta = read_modern_meta(headers, message.method, message.params)
+    ex = Exchange(meta.revision, principal, headers, modern=meta, emit=emit)
+    prepared["exchange"] = ex
+    if message.method == "subscriptions/listen":
+        return _listen(message, ex)
+    outcome = services.handle_request(message, ex)
+    return Reply(200) if outcome is None else Reply(*outcome)
+
+
+def _legacy_session(headers: dict[str, str], principal: Principal) -> services.McpSession:
+    session_id = headers.get("mcp-session-id")
+    if not session_id:
+        if headers.get("mcp-protocol-version") in v.MODERN_VERSIONS:
+            raise e.invalid_params("Missing params._meta protocol fields", http_status=400)
+        raise e.invalid_request("Bad Request: missing Mcp-Session-Id header; send initialize first")
+    try:
+        session = services.load_session(session_id, principal)
+    except SessionNotFound as exc:
+        raise McpError(e.INVALID_REQUEST, "Session not found; start a new one with initialize", http_status=404) from exc
+    check_legacy_version_header(headers, session.protocol_version)
+    return session
+
+
+def _serve_legacy(
+    message: Message, principal: Principal, headers: dict[str, str], emit: Emit | None, prepared: dict[str, Any]
+) -> Reply:
+    session = _legacy_session(headers, principal)
+    rev = v.get_revision(session.protocol_version)
+    if isinstance(message, Notification):
+        _accept_notification(message, session)
+        return Reply(202)
+    if isinstance(message, Response):
+        return Reply(202)
+    ex = Exchange(
+        rev,
+        principal,
+        headers,
+        session=session,
+        emit=emit,
+        cancelled=CancelFlag(CancelFlag.cache_key(session.pk, message.id)),
+    )
+    prepared["exchange"] = ex
+    outcome = services.handle_request(message, ex)
+    if outcome is None:
+        return Reply(200, stream=_empty_stream)
+    return Reply(*outcome)
+
+
+async def _empty_stream() -> AsyncIterator[bytes]:
+    if False:  # pragma: no cover - makes this an async generator
+        yield b""
+
+
+def _accept_notification(message: Notification, session: services.McpSession) -> None:
+    if message.method == "notifications/initialized":
+        services.mark_initialized(session)
+    elif message.method == "notifications/cancelled":
+        services.cancel_request(session, message.params)
+
+
+def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
+    """L-8: 2025-03-26 sessions accept arrays; later revisions refuse them."""
+    if not items:
+        return _plain_error(400, e.INVALID_REQUEST, "Invalid Request: empty batch")
+    try:
+        principal = _authenticate(request)
+    except AuthFailure as exc:
+        return _auth_reply(exc)
+    headers = _headers(request)
+    if any(isinstance(item, dict) and item.get("method") == "initialize" for item in items):
+        return _plain_error(400, e.INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch")
+    try:
+        session = _legacy_session(headers, principal)
+    except McpError as exc:
+        return _error_reply(exc)
+    rev = v.get_revision(session.protocol_version)
+    if not rev.batching:
+        return _plain_error(400, e.INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not part of {rev.version}")
+    responses: list[bytes] = []
+    for item in items:
+        try:
+            message = parse_message(item)
+        except McpError as exc:
+            responses.append(encode_error(readable_id(item), exc))
+            continue
+        if isinstance(message, Notification):
+            _accept_notification(message, session)
+        elif isinstance(message, Request):
+            ex = Exchange(rev, principal, headers, session=session)
+            outcome = services.handle_request(message, ex)
+            if outcome is not None:
+                responses.append(outcome[1])
+    if not responses:
+        return Reply(202)
+    return Reply(200, b"[" + b",".join(responses) + b"]")
+
+
+# --------------------------------------------------------------------------- long-lived streams
+
+
+def _listen(message: Request, ex: Exchange) -> Reply:
+    """H-D10: acknowledge the honoured subset first, then keep the stream open."""
+    wanted = message.params.get("notifications")
+    if wanted is not None and not isinstance(wanted, dict):
+        raise e.invalid_params("subscriptions/listen params.notifications must be an object")
+    honoured: dict[str, Any] = {}
+    if isinstance(wanted, dict) and wanted.get("toolsListChanged") is True and services.list_changed_supported():
+        honoured["toolsListChanged"] = True
+    meta = {v.META_SUBSCRIPTION_ID: message.id}
+    ack = services.orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": meta, "notifications": honoured},
+        }
+    )
+    final = services.orjson.dumps(
+        {"jsonrpc": "2.0", "id": message.id, "result": {"resultType": "complete", "_meta": meta}}
+    )
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield sse.event(ack)
+        async for chunk in _idle(mcp_settings.SSE_MAX_SECONDS):
+            yield chunk
+        # Server-initiated end: the graceful listen result, then close.
+        yield sse.event(final)
+
+    return Reply(200, stream=stream)
+
+
+async def _idle(seconds: float) -> AsyncIterator[bytes]:
+    """Keep-alive comments until ``seconds`` have passed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    interval = mcp_settings.SSE_KEEPALIVE_SECONDS
+    while True:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        await asyncio.sleep(min(interval, remaining))
+        if loop.time() < deadline:
+            yield sse.comment("keep-alive")
+
+
+async def _get(request: HttpRequest) -> Reply:
+    """H-11: the legacy standalone SSE stream; modern requests have none (H-D1)."""
+    if not _accepts(request, "text/event-stream"):
+        return _plain_error(406, e.INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream")
+    headers = _headers(request)
+    if not headers.get("mcp-session-id"):
+        return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
+
+    def prepare() -> Reply | services.McpSession:
+        try:
+            principal = _authenticate(request)
+        except AuthFailure as exc:
+            return _auth_reply(exc)
+        try:
+            return _legacy_session(headers, principal)
+        except McpError as exc:
+            return _error_reply(exc)
+
+    found = await sync_to_async(prepare)()
+    if isinstance(found, Reply):
+        return found
+    rev = v.get_revision(found.protocol_version)
+    retry = mcp_settings.SSE_RETRY_MS
+
+    async def stream() -> AsyncIterator[bytes]:
+        if rev.sse_priming:
+            yield sse.priming(f"{found.pk[:8]}-get-0", retry_ms=retry)
+        async for chunk in _idle(mcp_settings.SSE_MAX_SECONDS):
+            yield chunk
+        if rev.sse_priming:
+            # H-12: say when to come back before closing the connection.
+            yield b"retry: " + str(retry).encode() + b"\n\n"
+
+    return Reply(200, stream=stream)
+
+
+async def _delete(request: HttpRequest) -> Reply:
+    headers = _headers(request)
+    session_id = headers.get("mcp-session-id")
+    if not session_id:
+        return _plain_error(400, e.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+
+    def end() -> Reply:
+        try:
+            principal = _authenticate(request)
+        except AuthFailure as exc:
+            return _auth_reply(exc)
+        if services.end_session(session_id, principal):
+            return Reply(204)
+        return _plain_error(404, e.INVALID_REQUEST, "Session not found")
+
+    return await sync_to_async(end)()

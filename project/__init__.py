@@ -1,0 +1,1 @@
+"""The demo site that hosts mcp_tools."""

@@ -1,0 +1,1 @@
+"""Demo handlers and tools for the demo site and the test suite."""

@@ -1,0 +1,8 @@
+"""WSGI entry point; SSE streams need the ASGI one."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+application = get_wsgi_application()

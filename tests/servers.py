@@ -1,0 +1,114 @@
+"""Run the demo site under a real uvicorn server for end-to-end tests and benchmarks."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LiveServer:
+    base_url: str
+    env: dict[str, str]
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return self.base_url + "/mcp"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def manage(self, *args: str) -> str:
+        """Run a management command against the server's database."""
+        out = subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, check=True
+        )
+        return out.stdout
+
+
+def server_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "project.settings",
+            "DJANGO_DEBUG": "0",
+            "MCP_VAR_DIR": str(tmp),
+            "MCP_SQLITE_PATH": str(tmp / "e2e.sqlite3"),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    env.update(extra or {})
+    return env
+
+
+def prepare_database(env: dict[str, str]) -> None:
+    for args in (["migrate", "--noinput", "-v0"], ["load_demo_tools"]):
+        subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+
+
+@contextlib.contextmanager
+def run_server(
+    tmp: Path,
+    *,
+    extra_env: dict[str, str] | None = None,
+    app: str = "project.asgi:application",
+    prepare: bool = True,
+    workers: int = 1,
+) -> Iterator[LiveServer]:
+    env = server_env(tmp, extra_env)
+    if prepare:
+        prepare_database(env)
+    port = free_port()
+    log_path = tmp / f"uvicorn-{port}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "uvicorn", app,
+                "--host", "127.0.0.1", "--port", str(port),
+                "--workers", str(workers), "--log-level", "warning", "--timeout-graceful-shutdown", "3",
+            ],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    server = LiveServer(f"http://127.0.0.1:{port}", env, process, log_path)
+    try:
+        wait_ready(server)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def wait_ready(server: LiveServer, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"server exited early:\n{server.log()}")
+        try:
+            with urllib.request.urlopen(server.base_url + "/", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"server did not become ready:\n{server.log()}")

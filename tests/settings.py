@@ -1,0 +1,14 @@
+"""Test settings: the demo project, on SQLite (default) or PostgreSQL (MCP_TEST_DB=postgres)."""
+
+import os
+
+os.environ.setdefault("MCP_DATABASE", os.environ.get("MCP_TEST_DB", "sqlite"))
+
+from project.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    DATABASES["default"] = {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}  # noqa: F405
+else:
+    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("MCP_TEST_DB_NAME", "test_mcp_tools")}  # noqa: F405
+LOGGING = {"version": 1, "disable_existing_loggers": False}
