@@ -1,0 +1,39 @@
+# django-mcp-tools: `make run` serves the demo, `make test` runs the whole suite.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTHON ?= python3
+
+.PHONY: install run test test-sqlite test-postgres lint bench clean
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade "pip>=24,<27"
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py load_demo_tools
+	$(PY) manage.py demo_superuser
+	@echo "MCP endpoint: http://$(HOST):$(PORT)/mcp   admin: http://$(HOST):$(PORT)/admin/"
+	exec $(VENV)/bin/uvicorn project.asgi:application --host $(HOST) --port $(PORT)
+
+test: install
+	$(PY) -m pytest
+	MCP_TEST_DB=postgres $(PY) -m pytest tests/integration tests/unit -q
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy mcp_tools project
+
+bench: install
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache tests/e2e/js/node_modules

@@ -1,0 +1,56 @@
+"""Prepare one benchmark database: migrate, load the demo tools, then pad to N tools in total.
+
+Run as ``python bench/seed.py TOTAL`` with DJANGO_SETTINGS_MODULE and MCP_SQLITE_PATH set;
+prints a JSON line with the number of tools and the catalog version.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main(total: int) -> None:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import transaction
+
+    from mcp_tools.models import CatalogVersion, Tool
+
+    call_command("migrate", "--noinput", verbosity=0)
+    call_command("load_demo_tools", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    existing = Tool.objects.count()
+    extra = max(0, total - existing)
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "Text to repeat"}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    with transaction.atomic():
+        Tool.objects.bulk_create(
+            [
+                Tool(
+                    name=f"bench_tool_{i:05d}",
+                    title=f"Bench tool {i}",
+                    description=f"Benchmark tool number {i}: repeats the given text back, like echo.",
+                    input_schema=schema,
+                    handler_key="demo.echo",
+                    read_only_hint=True,
+                )
+                for i in range(extra)
+            ],
+            batch_size=500,
+        )
+        CatalogVersion.bump()
+    print(json.dumps({"tools": Tool.objects.count(), "catalog_version": CatalogVersion.current()}))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
