@@ -60,7 +60,7 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[int, int]:
 async def connection(request: bytes, start: asyncio.Event, deadline_box: list[float], stats: Stats) -> None:
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, PORT), CONNECT_TIMEOUT)
-    except (OSError, asyncio.TimeoutError):
+    except (TimeoutError, OSError):
         stats.errors["connect"] += 1
         return
     try:
@@ -79,7 +79,7 @@ async def connection(request: bytes, start: asyncio.Event, deadline_box: list[fl
                 return
             try:
                 status, size = await asyncio.wait_for(read_response(reader), READ_TIMEOUT)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 stats.errors["timeout"] += 1
                 return
             except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):

@@ -1,0 +1,658 @@
+"""Benchmark /mcp against a bare Django view in the same run (``make bench``).
+
+    .venv/bin/python bench/run.py            # full: 10 s runs, 3 interleaved repetitions
+    .venv/bin/python bench/run.py --quick    # 3 s runs, 1 repetition
+
+Starts, on 127.0.0.1 under uvicorn with one worker each:
+- ours: the demo site (project.asgi) on a SQLite database of --tools tools (15 demo tools
+  plus bulk-created ones), once per middleware stack;
+- bare: bench/bare_settings.py, one async view that parses the request with orjson and
+  returns the bytes ours answered to the same request, once per middleware stack;
+- ours again on databases of --scale sizes, for the tools/list scaling check.
+
+Loads each from a separate process (wrk when installed, else bench/loadgen.py) and prints
+rps, p50, p99 and server CPU per request, the ratios ours/bare and the scaling line; writes
+everything to bench/results/latest.json. Installs nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+RESULTS = BENCH / "results"
+HOST = "127.0.0.1"
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+TARGET_RATIO = 0.8
+TARGET_SCALING = 1.2
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+sys.path.insert(0, str(ROOT))
+from bench.stacks import STACKS  # noqa: E402
+
+# --------------------------------------------------------------------------- requests
+
+
+def request_for(shape: str, method: str, session_id: str | None, cursor: str | None = None) -> tuple[bytes, list]:
+    """The JSON-RPC body and headers of one benchmark request of ``shape``."""
+    params: dict[str, Any] = {}
+    if method == "tools/call":
+        params = {"name": "echo", "arguments": {"text": "hello"}}
+    if cursor is not None:
+        params["cursor"] = cursor
+    headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
+    if shape == "modern":
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        headers += [("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)]
+        if method == "tools/call":
+            headers.append(("Mcp-Name", "echo"))
+    else:
+        assert session_id is not None
+        headers += [("MCP-Protocol-Version", LEGACY), ("Mcp-Session-Id", session_id)]
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, separators=(",", ":"))
+    return body.encode(), headers
+
+
+def post(url: str, body: bytes, headers: list[tuple[str, str]]) -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as response:
+            return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
+
+
+def open_session(url: str) -> str:
+    """Legacy shape: initialize once and send notifications/initialized; returns the session id."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+    }
+    headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
+    status, got, body = post(url, json.dumps(init).encode(), headers)
+    session_id = got.get("mcp-session-id")
+    if status != 200 or not session_id:
+        raise SystemExit(f"initialize failed: {status} {body[:300]!r}")
+    note = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+    status, _, body = post(url, note, [*headers, ("Mcp-Session-Id", session_id), ("MCP-Protocol-Version", LEGACY)])
+    if status != 202:
+        raise SystemExit(f"notifications/initialized failed: {status} {body[:300]!r}")
+    return session_id
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Server:
+    name: str
+    kind: str  # "ours" or "bare"
+    stack: str
+    settings: str
+    tools: int | None
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    session_id: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/mcp"
+
+    def cpu_seconds(self) -> float | None:
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+UVICORN_FLAGS = ["--workers", "1", "--log-level", "warning", "--no-access-log", "--timeout-graceful-shutdown", "3"]
+
+
+def start_server(name: str, kind: str, stack: str, settings: str, env: dict[str, str], tmp: Path, tools: int | None):
+    port = free_port()
+    log_path = tmp / f"{name}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "project.asgi:application", "--host", HOST, "--port", str(port),
+             *UVICORN_FLAGS],
+            cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE": settings}, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    server = Server(name, kind, stack, settings, tools, port, process, log_path)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"{name} exited early:\n{log_path.read_text(errors='replace')}")
+        try:
+            with urllib.request.urlopen(f"http://{HOST}:{port}/", timeout=2) as response:
+                if response.status == 200:
+                    return server
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"{name} did not become ready:\n{log_path.read_text(errors='replace')}")
+
+
+def stop_server(server: Server) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(timeout=5)
+
+
+# --------------------------------------------------------------------------- load
+
+
+@dataclass
+class Job:
+    """One measured load: a server, a request and a concurrency."""
+
+    server: Server
+    body_file: Path
+    headers: list[tuple[str, str]]
+    concurrency: int
+
+
+def run_load(job: Job, seconds: int, loadgen: str) -> dict[str, Any]:
+    flat = [item for pair in job.headers for item in pair]
+    if loadgen == "wrk":
+        cmd = [
+            "wrk", "-t1", f"-c{job.concurrency}", f"-d{seconds}s", "--timeout", "10s",
+            "-s", str(BENCH / "post.lua"), job.server.url, "--", str(job.body_file), *flat,
+        ]  # fmt: skip
+    else:
+        cmd = [sys.executable, str(BENCH / "loadgen.py"), str(job.server.port), str(job.body_file),
+               str(job.concurrency), str(seconds), *flat]  # fmt: skip
+    cpu_before = job.server.cpu_seconds()
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 60, check=False)
+    cpu_after = job.server.cpu_seconds()
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("BENCH_JSON ")), None)
+    if out.returncode != 0 or line is None:
+        raise SystemExit(f"load generator failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
+    raw = json.loads(line.removeprefix("BENCH_JSON "))
+    requests = raw["requests"]
+    seconds_taken = raw["duration_us"] / 1e6
+    cpu = None if cpu_before is None or cpu_after is None or not requests else (cpu_after - cpu_before) / requests
+    return {
+        "requests": requests,
+        "rps": requests / seconds_taken if seconds_taken else 0.0,
+        "p50_ms": raw["latency_us"]["p50"] / 1000,
+        "p99_ms": raw["latency_us"]["p99"] / 1000,
+        "mean_ms": raw["latency_us"]["mean"] / 1000,
+        "errors": sum(raw["errors"].values()),
+        "error_detail": raw["errors"],
+        "cpu_us_per_req": None if cpu is None else cpu * 1e6,
+    }
+
+
+def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"runs": runs}
+    for key in ("rps", "p50_ms", "p99_ms", "mean_ms", "cpu_us_per_req"):
+        values = [r[key] for r in runs if r[key] is not None]
+        out[key] = statistics.median(values) if values else None
+    out["errors"] = sum(r["errors"] for r in runs)
+    return out
+
+
+# --------------------------------------------------------------------------- set-up
+
+
+def base_env(tmp: Path, db: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "MCP_DATABASE", "REDIS_URL")}
+    env.update(
+        {
+            "DJANGO_DEBUG": "0",
+            "MCP_VAR_DIR": str(tmp),
+            "MCP_SQLITE_PATH": str(db),
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    return env
+
+
+def seed(tmp: Path, total: int) -> tuple[Path, dict[str, Any]]:
+    db = tmp / f"tools-{total}.sqlite3"
+    env = {**base_env(tmp, db), "DJANGO_SETTINGS_MODULE": "project.settings"}
+    began = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "seed.py"), str(total)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"seeding {total} tools failed:\n{out.stdout}\n{out.stderr}")
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    info["seconds"] = round(time.perf_counter() - began, 2)
+    return db, info
+
+
+def check_ours(body: bytes, method: str, page_size: int) -> str | None:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return "not JSON"
+    result = message.get("result")
+    if not isinstance(result, dict):
+        return f"no result: {body[:200]!r}"
+    if method == "tools/list" and len(result.get("tools", [])) != page_size:
+        return f"expected {page_size} tools, got {len(result.get('tools', []))}"
+    if method == "tools/call" and (
+        result.get("isError") or result.get("content") != [{"type": "text", "text": "hello"}]
+    ):
+        return f"unexpected call result: {body[:200]!r}"
+    return None
+
+
+def environment(loadgen: str) -> dict[str, Any]:
+    def version(module: str) -> str | None:
+        try:
+            return str(importlib.import_module(module).__version__)
+        except Exception:
+            return None
+
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": commit.stdout.strip() or None,
+        "python": platform.python_version(),
+        "django": version("django"),
+        "uvicorn": version("uvicorn"),
+        "uvloop": version("uvloop"),
+        "httptools": version("httptools"),
+        "cpus": os.cpu_count(),
+        "loadgen": loadgen,
+        "wrk": shutil.which("wrk"),
+    }
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or not b else a / b
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    header = (
+        f"{'stack':<8}{'shape':<8}{'method':<11}{'c':>3} | {'ours rps':>9}{'bare rps':>9}{'ratio':>7} "
+        f"| {'p50 ours':>9}{'bare':>7} | {'p99 ours':>9}{'bare':>7} | {'CPU us/req ours':>16}{'bare':>6} |"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        o, b = row["ours"], row["bare"]
+        mark = "" if row["ratio_rps"] is None else (" ok" if row["ratio_rps"] >= TARGET_RATIO else " LOW")
+        print(
+            f"{row['stack']:<8}{row['shape']:<8}{row['method']:<11}{row['concurrency']:>3} | "
+            f"{fmt(o['rps'], '9.0f')}{fmt(b['rps'], '9.0f')}{fmt(row['ratio_rps'], '7.2f')} "
+            f"| {fmt(o['p50_ms'], '9.2f')}{fmt(b['p50_ms'], '7.2f')} | {fmt(o['p99_ms'], '9.2f')}"
+            f"{fmt(b['p99_ms'], '7.2f')} | {fmt(o['cpu_us_per_req'], '16.0f')}{fmt(b['cpu_us_per_req'], '6.0f')} |"
+            f"{mark}"
+        )
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="3 s runs, 1 repetition, 1 s warm-up")
+    parser.add_argument("--duration", type=int, help="seconds per measured run (default 10, quick 3)")
+    parser.add_argument("--reps", type=int, help="interleaved repetitions (default 3, quick 1)")
+    parser.add_argument("--warmup", type=int, help="warm-up seconds per server and request (default 2, quick 1)")
+    parser.add_argument("--tools", type=int, default=1000, help="tools in the main database (default 1000)")
+    parser.add_argument("--scale", default="100,10000", help="tool counts of the scaling check ('' to skip)")
+    parser.add_argument("--concurrency", default="1,32")
+    parser.add_argument("--stacks", default="default,empty", help=f"middleware stacks: {', '.join(STACKS)}")
+    parser.add_argument("--shapes", default="modern,legacy")
+    parser.add_argument("--methods", default="tools/list,tools/call")
+    parser.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto")
+    parser.add_argument("--output", type=Path, default=RESULTS / "latest.json")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, databases)")
+    args = parser.parse_args(argv)
+    args.duration = args.duration or (3 if args.quick else 10)
+    args.reps = args.reps or (1 if args.quick else 3)
+    args.warmup = args.warmup if args.warmup is not None else (1 if args.quick else 2)
+    for name in ("concurrency", "scale"):
+        setattr(args, name, [int(x) for x in getattr(args, name).split(",") if x.strip()])
+    for name in ("stacks", "shapes", "methods"):
+        setattr(args, name, [x.strip() for x in getattr(args, name).split(",") if x.strip()])
+    unknown = [s for s in args.stacks if s not in STACKS]
+    if unknown:
+        parser.error(f"unknown stack(s) {unknown}; known: {', '.join(STACKS)}")
+    if not set(args.shapes) <= {"modern", "legacy"}:
+        parser.error("--shapes takes modern and/or legacy")
+    if not set(args.methods) <= {"tools/list", "tools/call"}:
+        parser.error("--methods takes tools/list and/or tools/call")
+    if args.duration > 120 or args.reps > 10 or args.warmup > 30:
+        parser.error("keep --duration <= 120, --reps <= 10 and --warmup <= 30")
+    return args
+
+
+def pick_loadgen(choice: str) -> str:
+    wrk = shutil.which("wrk")
+    if choice == "wrk" and not wrk:
+        raise SystemExit("wrk is not installed: apt-get install wrk (Debian/Ubuntu) or brew install wrk")
+    if choice == "auto":
+        if wrk:
+            return "wrk"
+        print(
+            "note: wrk not found; using the Python load generator (bench/loadgen.py), which costs more CPU per\n"
+            "      request and lowers the absolute numbers. For wrk: sudo apt-get install wrk (or brew install wrk).\n"
+        )
+        return "python"
+    return choice
+
+
+def check_prerequisites() -> None:
+    for module in ("uvicorn", "orjson", "django"):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise SystemExit(
+                f"{module} is not installed in {sys.executable}; install the dev extras: pip install -e '.[dev]'"
+            ) from None
+
+
+@contextlib.contextmanager
+def servers_running() -> Iterator[list[Server]]:
+    started: list[Server] = []
+    try:
+        yield started
+    finally:
+        for server in started:
+            stop_server(server)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    check_prerequisites()
+    loadgen = pick_loadgen(args.loadgen)
+    tmp = Path(tempfile.mkdtemp(prefix="mcp-bench-"))
+    began = time.monotonic()
+    try:
+        return _main(args, loadgen, tmp, began)
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> int:
+    os.environ.setdefault("MCP_VAR_DIR", str(tmp))
+    demo_middleware = importlib.import_module("project.settings").MIDDLEWARE
+    page_size = int(os.environ.get("MCP_PAGE_SIZE", "50"))
+    env_info = environment(loadgen)
+    print(
+        f"django-mcp-tools bench: {env_info['date']}, commit {str(env_info['commit'])[:10]}, Python "
+        f"{env_info['python']}, Django {env_info['django']}, uvicorn {env_info['uvicorn']} (1 worker, uvloop "
+        f"{env_info['uvloop']}, httptools {env_info['httptools']}), {env_info['cpus']} CPUs, load: {loadgen} "
+        f"(1 thread)\nruns of {args.duration} s, {args.reps} interleaved repetition(s), medians; warm-up "
+        f"{args.warmup} s; tools/list page size {page_size}"
+    )
+    print("middleware stacks (the same for ours and bare within a stack):")
+    for name in args.stacks:
+        mw = STACKS[name]
+        note = " (= project/settings.py)" if mw == demo_middleware else ""
+        print(f"  {name}{note}: {', '.join(m.rsplit('.', 1)[1] for m in mw) or 'none'}")
+    if STACKS["default"] != list(demo_middleware):
+        print(
+            "  WARNING: project/settings.py MIDDLEWARE differs from bench/stacks.py DEFAULT (ours-default: the demo's)"
+        )
+
+    sizes = sorted({args.tools, *args.scale})
+    dbs: dict[int, Path] = {}
+    seeded: dict[int, Any] = {}
+    for size in sizes:
+        dbs[size], seeded[size] = seed(tmp, size)
+        print(f"database: {seeded[size]['tools']} tools (seeded in {seeded[size]['seconds']} s)")
+
+    report: dict[str, Any] = {"environment": env_info, "settings": vars(args) | {"output": str(args.output)}}
+    report["stacks"] = {name: STACKS[name] for name in args.stacks}
+    report["databases"] = {str(k): v for k, v in seeded.items()}
+    report["page_size"] = page_size
+
+    with servers_running() as started:
+        ours: dict[str, Server] = {}
+        cold: dict[str, float] = {}
+        for stack in args.stacks:
+            settings = "project.settings" if stack == "default" else "bench.ours_settings"
+            env = {**base_env(tmp, dbs[args.tools]), "BENCH_MIDDLEWARE": stack}
+            server = start_server(f"ours-{stack}", "ours", stack, settings, env, tmp, args.tools)
+            started.append(server)
+            ours[stack] = server
+        scaled: dict[int, Server] = {}
+        for size in args.scale:
+            env = {**base_env(tmp, dbs[size]), "BENCH_MIDDLEWARE": "default"}
+            server = start_server(f"ours-{size}", "ours", "default", "project.settings", env, tmp, size)
+            started.append(server)
+            scaled[size] = server
+
+        # The first tools/list of each process builds the catalog: report it, then sessions.
+        for server in [*ours.values(), *scaled.values()]:
+            body, headers = request_for("modern", "tools/list", None)
+            t0 = time.perf_counter()
+            status, _, answer = post(server.url, body, headers)
+            cold[server.name] = (time.perf_counter() - t0) * 1000
+            if status != 200 or check_ours(answer, "tools/list", page_size):
+                raise SystemExit(f"{server.name}: first tools/list failed: {status} {answer[:300]!r}")
+            if "legacy" in args.shapes:
+                server.session_id = open_session(server.url)
+
+        # Precompute the bare responses from what ours answers, and check every request once.
+        responses: dict[str, str] = {}
+        jobs: dict[tuple[str, str, str, str], Job] = {}  # (stack, shape, method, kind) -> request
+        for stack, server in ours.items():
+            for shape in args.shapes:
+                for method in args.methods:
+                    body, headers = request_for(shape, method, server.session_id)
+                    status, _, answer = post(server.url, body, headers)
+                    problem = f"HTTP {status}" if status != 200 else check_ours(answer, method, page_size)
+                    if problem:
+                        raise SystemExit(f"{server.name} {shape} {method}: {problem}")
+                    responses.setdefault(f"{shape} {method}", answer.decode("latin-1"))
+                    body_file = tmp / f"{stack}-{shape}-{method.replace('/', '_')}.json"
+                    body_file.write_bytes(body)
+                    jobs[(stack, shape, method, "ours")] = Job(server, body_file, headers, 0)
+        responses_file = tmp / "bare-responses.json"
+        responses_file.write_text(json.dumps(responses))
+        report["response_bytes"] = {k: len(v) for k, v in responses.items()}
+
+        bare: dict[str, Server] = {}
+        for stack in args.stacks:
+            env = {**base_env(tmp, tmp / "unused.sqlite3"), "BENCH_MIDDLEWARE": stack,
+                   "BENCH_BARE_RESPONSES": str(responses_file)}  # fmt: skip
+            server = start_server(f"bare-{stack}", "bare", stack, "bench.bare_settings", env, tmp, None)
+            started.append(server)
+            bare[stack] = server
+            for shape in args.shapes:
+                for method in args.methods:
+                    ours_job = jobs[(stack, shape, method, "ours")]
+                    body = ours_job.body_file.read_bytes()
+                    status, _, answer = post(server.url, body, ours_job.headers)
+                    if status != 200 or answer != responses[f"{shape} {method}"].encode("latin-1"):
+                        raise SystemExit(f"{server.name} {shape} {method}: unexpected answer {status} {answer[:200]!r}")
+                    jobs[(stack, shape, method, "bare")] = Job(server, ours_job.body_file, ours_job.headers, 0)
+
+        # Scaling: the first page and a page from the middle of the catalog, on each size.
+        scale_jobs: dict[tuple[int, str], Job] = {}
+        for size, server in scaled.items():
+            cursor = None
+            pages = (size + page_size - 1) // page_size
+            for _ in range(pages // 2):
+                body, headers = request_for("modern", "tools/list", None, cursor)
+                status, _, answer = post(server.url, body, headers)
+                cursor = json.loads(answer)["result"].get("nextCursor")
+            for page, page_cursor in (("first", None), ("middle", cursor)):
+                body, headers = request_for("modern", "tools/list", None, page_cursor)
+                status, _, answer = post(server.url, body, headers)
+                if status != 200 or check_ours(answer, "tools/list", page_size):
+                    raise SystemExit(f"{server.name} {page} page: {status} {answer[:200]!r}")
+                body_file = tmp / f"scale-{size}-{page}.json"
+                body_file.write_bytes(body)
+                scale_jobs[(size, page)] = Job(server, body_file, headers, 1)
+
+        cells = [
+            (stack, shape, method, c)
+            for stack in args.stacks
+            for shape in args.shapes
+            for method in args.methods
+            for c in args.concurrency
+        ]
+        total_runs = (len(cells) * 2 + len(scale_jobs)) * args.reps
+        estimate = total_runs * (args.duration + 0.5) + (len(cells) * 2 + len(scale_jobs)) * args.warmup
+        print(f"\n{total_runs} measured runs, about {estimate / 60:.1f} min\n")
+
+        def job_for(stack: str, shape: str, method: str, kind: str, c: int) -> Job:
+            base = jobs[(stack, shape, method, kind)]
+            return Job(base.server, base.body_file, base.headers, c)
+
+        if args.warmup:
+            for stack, shape, method, c in cells:
+                for kind in ("ours", "bare"):
+                    run_load(job_for(stack, shape, method, kind, c), args.warmup, loadgen)
+            for job in scale_jobs.values():
+                run_load(job, args.warmup, loadgen)
+
+        measured: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for rep in range(args.reps):
+            order = ("ours", "bare") if rep % 2 == 0 else ("bare", "ours")
+            for stack, shape, method, c in cells:
+                for kind in order:
+                    result = run_load(job_for(stack, shape, method, kind, c), args.duration, loadgen)
+                    measured.setdefault((stack, shape, method, c, kind), []).append(result)
+                    print(
+                        f"  rep {rep + 1}/{args.reps} {kind:<4} {stack:<8}{shape:<7} {method:<10} c={c:<3}"
+                        f"{result['rps']:8.0f} rps  p50 {result['p50_ms']:6.2f} ms  p99 {result['p99_ms']:7.2f} ms"
+                        + (f"  ERRORS {result['error_detail']}" if result["errors"] else ""),
+                        flush=True,
+                    )
+            for (size, page), job in scale_jobs.items():
+                result = run_load(job, args.duration, loadgen)
+                measured.setdefault(("scale", size, page), []).append(result)
+                print(
+                    f"  rep {rep + 1}/{args.reps} ours {size:>6} tools, tools/list {page} page, c=1"
+                    f"{result['rps']:8.0f} rps  p50 {result['p50_ms']:6.2f} ms",
+                    flush=True,
+                )
+
+    rows = []
+    for stack, shape, method, c in cells:
+        o = median_of(measured[(stack, shape, method, c, "ours")])
+        b = median_of(measured[(stack, shape, method, c, "bare")])
+        rows.append(
+            {
+                "stack": stack,
+                "shape": shape,
+                "method": method,
+                "concurrency": c,
+                "ours": o,
+                "bare": b,
+                "ratio_rps": ratio(o["rps"], b["rps"]),
+                "ratio_p50": ratio(o["p50_ms"], b["p50_ms"]),
+                "ratio_p99": ratio(o["p99_ms"], b["p99_ms"]),
+                "ratio_cpu": ratio(o["cpu_us_per_req"], b["cpu_us_per_req"]),
+            }
+        )
+    print(f"\nResults ({args.tools} tools; medians of {args.reps}; ratio = ours rps / bare rps, target >= "
+          f"{TARGET_RATIO}; latencies in ms)\n")  # fmt: skip
+    print_table(rows)
+
+    scaling: list[dict[str, Any]] = []
+    if len(args.scale) >= 2:
+        small, large = min(args.scale), max(args.scale)
+        print(f"\ntools/list per-page cost (c=1, modern shape, {page_size} tools a page), {small} vs {large} tools:")
+        for page in ("first", "middle"):
+            s = median_of(measured[("scale", small, page)])
+            big = median_of(measured[("scale", large, page)])
+            cost_s, cost_l = 1000 / s["rps"], 1000 / big["rps"]
+            entry = {
+                "page": page,
+                "small": {"tools": small, **s, "ms_per_page": cost_s},
+                "large": {"tools": large, **big, "ms_per_page": cost_l},
+                "ratio": cost_l / cost_s,
+                "ratio_cpu": ratio(big["cpu_us_per_req"], s["cpu_us_per_req"]),
+            }
+            scaling.append(entry)
+            verdict = "ok" if entry["ratio"] <= TARGET_SCALING else "HIGH"
+            print(
+                f"  {page:<6} page: {cost_s:.3f} ms/page at {small} vs {cost_l:.3f} ms/page at {large}: "
+                f"ratio {entry['ratio']:.2f} (target <= {TARGET_SCALING}) {verdict}; server CPU "
+                f"{fmt(s['cpu_us_per_req'], '.0f')} vs {fmt(big['cpu_us_per_req'], '.0f')} us/page, "
+                f"ratio {fmt(entry['ratio_cpu'], '.2f')}"
+            )
+    print("\nfirst tools/list after start (builds the catalog): "
+          + ", ".join(f"{name} {ms:.0f} ms" for name, ms in cold.items()))  # fmt: skip
+
+    errors = sum(r["ours"]["errors"] + r["bare"]["errors"] for r in rows) + sum(
+        median_of(v)["errors"] for k, v in measured.items() if k[0] == "scale"
+    )
+    missed = [r for r in rows if r["ratio_rps"] is not None and r["ratio_rps"] < TARGET_RATIO]
+    missed_scaling = [s for s in scaling if s["ratio"] > TARGET_SCALING]
+    report.update(
+        {
+            "rows": rows,
+            "scaling": scaling,
+            "first_list_ms": cold,
+            "errors": errors,
+            "targets": {
+                "ratio_rps_min": TARGET_RATIO,
+                "scaling_max": TARGET_SCALING,
+                "missed": [f"{r['stack']} {r['shape']} {r['method']} c={r['concurrency']}" for r in missed]
+                + [f"scaling {s['page']} page" for s in missed_scaling],
+            },
+            "elapsed_seconds": round(time.monotonic() - began, 1),
+        }
+    )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    shown = args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output
+    print(f"\nTargets missed: {len(report['targets']['missed'])} of {len(rows) + len(scaling)}; "
+          f"errors: {errors}; wrote {shown} in {report['elapsed_seconds']:.0f} s")  # fmt: skip
+    if errors:
+        return 1
+    return 1 if args.strict and report["targets"]["missed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
