@@ -96,6 +96,8 @@ MCP_TOOLS = {
     "SERVER_TITLE": "django-mcp-tools demo",
     "INSTRUCTIONS": "Demo tools served from database rows managed in Django admin.",
     "PAGE_SIZE": int(os.environ.get("MCP_PAGE_SIZE", "50")),
+    "SSE_MAX_SECONDS": float(os.environ.get("MCP_SSE_MAX_SECONDS", "300")),
+    "SSE_KEEPALIVE_SECONDS": float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", "15")),
 }
 
 LOGGING = {
