@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, Tags, Warning, register as register_check
+from django.core.checks import CheckMessage, Error, Tags, Warning
+from django.core.checks import register as register_check
 from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError
 

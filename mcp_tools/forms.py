@@ -15,7 +15,23 @@ class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
 
     class Meta:
         model = Tool
-        fields = "__all__"
+        fields = (
+            "name",
+            "title",
+            "description",
+            "enabled",
+            "handler_key",
+            "handler_config",
+            "input_schema",
+            "output_schema",
+            "annotation_title",
+            "read_only_hint",
+            "destructive_hint",
+            "idempotent_hint",
+            "open_world_hint",
+            "icons",
+            "task_support",
+        )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -23,4 +39,4 @@ class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
         current = self.instance.handler_key if self.instance and self.instance.pk else None
         if current and current not in registry:
             choices.append((current, f"{current} (not registered)"))
-        self.fields["handler_key"].choices = choices
+        self.fields["handler_key"].choices = choices  # type: ignore[attr-defined]

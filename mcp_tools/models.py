@@ -111,15 +111,14 @@ class Tool(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    @property
-    def annotations(self) -> dict[str, Any]:
-        return {
-            "title": self.annotation_title or None,
-            "readOnlyHint": self.read_only_hint,
-            "destructiveHint": self.destructive_hint,
-            "idempotentHint": self.idempotent_hint,
-            "openWorldHint": self.open_world_hint,
-        }
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not kwargs.get("force_insert"):
+            self.version = models.F("version") + 1
+        with transaction.atomic(using=kwargs.get("using")):
+            super().save(*args, **kwargs)
+            CatalogVersion.bump()
+        if not isinstance(self.version, int):
+            self.refresh_from_db(fields=["version"])
 
     def clean(self) -> None:
         from .registry import registry
@@ -146,14 +145,15 @@ class Tool(models.Model):
         if errors:
             raise ValidationError(errors)
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if self.pk is not None and not kwargs.get("force_insert"):
-            self.version = models.F("version") + 1  # type: ignore[assignment]
-        with transaction.atomic(using=kwargs.get("using")):
-            super().save(*args, **kwargs)
-            CatalogVersion.bump()
-        if not isinstance(self.version, int):
-            self.refresh_from_db(fields=["version"])
+    @property
+    def annotations(self) -> dict[str, Any]:
+        return {
+            "title": self.annotation_title or None,
+            "readOnlyHint": self.read_only_hint,
+            "destructiveHint": self.destructive_hint,
+            "idempotentHint": self.idempotent_hint,
+            "openWorldHint": self.open_world_hint,
+        }
 
 
 class CatalogVersion(models.Model):

@@ -8,7 +8,7 @@ from django.db import models
 from django.utils import timezone
 
 
-class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]  # noqa: F821
+class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]
     def enabled(self) -> ToolQuerySet:
         return self.filter(enabled=True)
 
@@ -23,7 +23,7 @@ class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]  # no
         return count
 
 
-class SessionQuerySet(models.QuerySet["McpSession"]):  # type: ignore[name-defined]  # noqa: F821
+class SessionQuerySet(models.QuerySet["McpSession"]):  # type: ignore[name-defined]
     def live(self) -> SessionQuerySet:
         return self.filter(expires_at__gt=timezone.now())
 

@@ -91,9 +91,7 @@ def handler(
     """
 
     def decorator(func: F) -> F:
-        registry.register(
-            HandlerKind(key, func, config_schema, label, description or (func.__doc__ or "").strip())
-        )
+        registry.register(HandlerKind(key, func, config_schema, label, description or (func.__doc__ or "").strip()))
         return func
 
     return decorator

@@ -17,10 +17,9 @@ DIALECTS: dict[str, type[Validator]] = {
     "https://json-schema.org/draft/2019-09/schema": Draft201909Validator,
     "http://json-schema.org/draft-07/schema": Draft7Validator,
 }
-DEFAULT_DIALECT = Draft202012Validator
+DEFAULT_DIALECT: type[Validator] = Draft202012Validator
 # LD-12: an empty registry never retrieves anything over the network.
 _OFFLINE = Registry()
-MAX_SCHEMA_BYTES = 256 * 1024
 
 
 def validator_class(schema: dict[str, Any]) -> type[Validator]:
@@ -29,7 +28,7 @@ def validator_class(schema: dict[str, Any]) -> type[Validator]:
         return DEFAULT_DIALECT
     if not isinstance(uri, str):
         raise ValueError("$schema must be a string")
-    cls = DIALECTS.get(uri.rstrip("#"))
+    cls: type[Validator] | None = DIALECTS.get(uri.rstrip("#"))
     if cls is None:
         raise ValueError(f"Unsupported JSON Schema dialect {uri!r}; supported: {', '.join(DIALECTS)} (default 2020-12)")
     return cls

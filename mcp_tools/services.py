@@ -151,7 +151,7 @@ def create_session(req: Request, principal: Principal) -> tuple[bytes, str]:
 
 
 def load_session(session_id: str, principal: Principal) -> McpSession:
-    session = McpSession.objects.filter(pk=session_id).first()
+    session: McpSession | None = McpSession.objects.filter(pk=session_id).first()
     now = timezone.now()
     if session is None or session.expires_at <= now or session.principal_key != principal.key:
         raise SessionNotFound(session_id)
@@ -420,7 +420,9 @@ def shape_outcome(tool: CompiledTool, outcome: Any, rev: Revision) -> dict[str, 
                 problems = error_messages(tool.output_validator, result.structured_content)
                 if problems:
                     logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)
-                    return error_result(f"Tool {tool.name!r} produced output that does not match its output schema.", rev)
+                    return error_result(
+                        f"Tool {tool.name!r} produced output that does not match its output schema.", rev
+                    )
             if not content:
                 # T-11: mirror structured content as JSON text for older clients.
                 content = [text(structured_json)]

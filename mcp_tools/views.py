@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 from asgiref.sync import sync_to_async
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -17,6 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from . import services
 from .auth import AuthFailure, get_auth_backend
 from .conf import mcp_settings
+from .models import McpSession
 from .protocol import errors as e
 from .protocol import sse
 from .protocol import versions as v
@@ -129,7 +131,7 @@ def _headers(request: HttpRequest) -> dict[str, str]:
 
 
 @csrf_exempt
-async def endpoint(request: HttpRequest) -> HttpResponse:
+async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     if request.method == "OPTIONS":
         refused = _check_host_and_origin(request)
         return _to_response(request, refused) if refused else _preflight(request)
@@ -150,7 +152,7 @@ async def endpoint(request: HttpRequest) -> HttpResponse:
 endpoint.login_required = False  # type: ignore[attr-defined]  # Django 5.1+ LoginRequiredMiddleware
 
 
-def _to_response(request: HttpRequest, reply: Reply) -> HttpResponse:
+def _to_response(request: HttpRequest, reply: Reply) -> HttpResponse | StreamingHttpResponse:
     response: HttpResponse | StreamingHttpResponse
     if reply.stream is not None:
         response = StreamingHttpResponse(reply.stream(), status=reply.status, content_type="text/event-stream")
@@ -201,7 +203,7 @@ def _authenticate(request: HttpRequest) -> Principal:
 
 
 def _auth_reply(exc: AuthFailure) -> Reply:
-    body = services.orjson.dumps({"error": exc.error, "error_description": exc.description})
+    body = orjson.dumps({"error": exc.error, "error_description": exc.description})
     return Reply(exc.status, body, {"Cache-Control": "no-store", **exc.headers})
 
 
@@ -213,9 +215,7 @@ async def _serve_message(request: HttpRequest, message: Message, can_stream: boo
         loop.call_soon_threadsafe(queue.put_nowait, data)
 
     prepared: dict[str, Any] = {}
-    work = asyncio.ensure_future(
-        sync_to_async(_serve_sync)(request, message, emit if can_stream else None, prepared)
-    )
+    work = asyncio.ensure_future(sync_to_async(_serve_sync)(request, message, emit if can_stream else None, prepared))
     first = asyncio.ensure_future(queue.get())
     await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
     if work.done() and not first.done():
@@ -293,7 +293,7 @@ def _serve_modern(
     return Reply(200) if outcome is None else Reply(*outcome)
 
 
-def _legacy_session(headers: dict[str, str], principal: Principal) -> services.McpSession:
+def _legacy_session(headers: dict[str, str], principal: Principal) -> McpSession:
     session_id = headers.get("mcp-session-id")
     if not session_id:
         if headers.get("mcp-protocol-version") in v.MODERN_VERSIONS:
@@ -302,7 +302,9 @@ def _legacy_session(headers: dict[str, str], principal: Principal) -> services.M
     try:
         session = services.load_session(session_id, principal)
     except SessionNotFound as exc:
-        raise McpError(e.INVALID_REQUEST, "Session not found; start a new one with initialize", http_status=404) from exc
+        raise McpError(
+            e.INVALID_REQUEST, "Session not found; start a new one with initialize", http_status=404
+        ) from exc
     check_legacy_version_header(headers, session.protocol_version)
     return session
 
@@ -337,7 +339,7 @@ async def _empty_stream() -> AsyncIterator[bytes]:
         yield b""
 
 
-def _accept_notification(message: Notification, session: services.McpSession) -> None:
+def _accept_notification(message: Notification, session: McpSession) -> None:
     if message.method == "notifications/initialized":
         services.mark_initialized(session)
     elif message.method == "notifications/cancelled":
@@ -393,16 +395,14 @@ def _listen(message: Request, ex: Exchange) -> Reply:
     if isinstance(wanted, dict) and wanted.get("toolsListChanged") is True and services.list_changed_supported():
         honoured["toolsListChanged"] = True
     meta = {v.META_SUBSCRIPTION_ID: message.id}
-    ack = services.orjson.dumps(
+    ack = orjson.dumps(
         {
             "jsonrpc": "2.0",
             "method": "notifications/subscriptions/acknowledged",
             "params": {"_meta": meta, "notifications": honoured},
         }
     )
-    final = services.orjson.dumps(
-        {"jsonrpc": "2.0", "id": message.id, "result": {"resultType": "complete", "_meta": meta}}
-    )
+    final = orjson.dumps({"jsonrpc": "2.0", "id": message.id, "result": {"resultType": "complete", "_meta": meta}})
 
     async def stream() -> AsyncIterator[bytes]:
         yield sse.event(ack)
@@ -436,7 +436,7 @@ async def _get(request: HttpRequest) -> Reply:
     if not headers.get("mcp-session-id"):
         return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
 
-    def prepare() -> Reply | services.McpSession:
+    def prepare() -> Reply | McpSession:
         try:
             principal = _authenticate(request)
         except AuthFailure as exc:

@@ -12,9 +12,8 @@ from tests import services
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if os.environ.get("MCP_TEST_DB") == "postgres" and not services.reachable("postgres"):
-        if services.IN_CI:
-            raise pytest.UsageError("MCP_TEST_DB=postgres but PostgreSQL is not reachable (CI=true)")
+    if os.environ.get("MCP_TEST_DB") == "postgres" and not services.reachable("postgres") and services.IN_CI:
+        raise pytest.UsageError("MCP_TEST_DB=postgres but PostgreSQL is not reachable (CI=true)")
 
 
 @pytest.fixture(autouse=True)

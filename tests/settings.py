@@ -4,7 +4,7 @@ import os
 
 os.environ.setdefault("MCP_DATABASE", os.environ.get("MCP_TEST_DB", "sqlite"))
 
-from project.settings import *  # noqa: E402,F403
+from project.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405

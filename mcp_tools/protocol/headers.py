@@ -103,7 +103,9 @@ def _walk_forbidden(node: Any, where: str) -> None:
     """No annotation may sit anywhere but along a chain of ``properties`` keys (T-D7 rule 5)."""
     if isinstance(node, dict):
         if "x-mcp-header" in node:
-            raise SchemaHeaderError(f"x-mcp-header is only allowed on properties reached through 'properties' (found under {where})")
+            raise SchemaHeaderError(
+                f"x-mcp-header is only allowed on properties reached through 'properties' (found under {where})"
+            )
         for value in node.values():
             _walk_forbidden(value, where)
     elif isinstance(node, list):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import orjson
 
 from .errors import McpError, invalid_request, parse_error
 
-RequestId = Union[str, int]
+RequestId = str | int
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +34,12 @@ class Response:
     error: Any = None
 
 
-Message = Union[Request, Notification, Response]
+Message = Request | Notification | Response
 
 
 def _valid_id(value: Any) -> bool:
     # "Request IDs MUST be a string or integer" and "MUST NOT be null" (basic/index).
-    return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
+    return (isinstance(value, (str, int))) and not isinstance(value, bool)
 
 
 def load_json(body: bytes) -> Any:

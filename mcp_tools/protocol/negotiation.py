@@ -67,9 +67,7 @@ def read_modern_meta(headers: Mapping[str, str], method: str, params: Mapping[st
     if level is not None and level not in LOG_LEVELS:
         raise McpError(INVALID_PARAMS, f"Unknown log level: {level!r}", http_status=400)
     info = meta.get(v.META_CLIENT_INFO)
-    return ModernRequestMeta(
-        v.get_revision(version), capabilities, info if isinstance(info, dict) else None, level
-    )
+    return ModernRequestMeta(v.get_revision(version), capabilities, info if isinstance(info, dict) else None, level)
 
 
 def negotiate_legacy(requested: object) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mcp_tools import ToolContext, ToolError, ToolResult, audio, embedded_resource, handler, image, text
+from mcp_tools import ToolContext, ToolError, ToolResult, audio, handler, image, text
 
 from .media import png, wav
 
@@ -17,7 +17,7 @@ from .media import png, wav
 )
 def echo(ctx: ToolContext) -> str:
     """Returns the text argument, after an optional configured prefix."""
-    return ctx.config.get("prefix", "") + str(ctx.arguments.get("text", ""))
+    return str(ctx.config.get("prefix", "")) + str(ctx.arguments.get("text", ""))
 
 
 @handler("demo.add", label="Add two numbers")

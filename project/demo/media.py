@@ -14,7 +14,12 @@ def png(width: int = 16, height: int = 16, color: tuple[int, int, int] = (220, 4
 
     row = b"\x00" + bytes(color) * width
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row * height)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(row * height))
+        + chunk(b"IEND", b"")
+    )
 
 
 def wav(samples: int = 800, rate: int = 8000) -> bytes:

@@ -28,13 +28,18 @@ class Session:
         if version == MODERN:
             self.headers["MCP-Protocol-Version"] = MODERN
             return
-        result = self.send("initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}})
+        result = self.send(
+            "initialize",
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}},
+        )
         assert result[-1]["result"]["protocolVersion"] == version
         if version != "2025-03-26":
             self.headers["MCP-Protocol-Version"] = version
         self.http.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=self.headers)
 
-    def send(self, method: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None
+    ) -> list[dict[str, Any]]:
         self.ids += 1
         params = dict(params or {})
         hdrs = {**self.headers, **(headers or {})}
@@ -43,10 +48,16 @@ class Session:
             hdrs["Mcp-Method"] = method
             if method == "tools/call":
                 hdrs["Mcp-Name"] = params["name"]
-        response = self.http.post(self.server.url, json={"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}, headers=hdrs)
+        response = self.http.post(
+            self.server.url, json={"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}, headers=hdrs
+        )
         if method == "initialize":
             self.headers["Mcp-Session-Id"] = response.headers["mcp-session-id"]
-        messages = sse_messages(response.content) if response.headers["content-type"].startswith("text/event-stream") else [response.json()]
+        messages = (
+            sse_messages(response.content)
+            if response.headers["content-type"].startswith("text/event-stream")
+            else [response.json()]
+        )
         for message in messages:
             check_message(self.version, message, method)
         self.last = response
@@ -75,24 +86,32 @@ def _close_sessions(monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_progress_on_the_request_stream(stream_server: LiveServer, version: str) -> None:
     """P-1, P-2, H-7, H-8: progress events precede the final response on the SSE stream."""
     session = Session(stream_server, version)
-    messages = session.send("tools/call", {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p"}})
+    messages = session.send(
+        "tools/call", {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p"}}
+    )
     assert session.last.headers["content-type"].startswith("text/event-stream")
     assert session.last.headers["x-accel-buffering"] == "no"
     notes, final = messages[:-1], messages[-1]
     values = [n["params"]["progress"] for n in notes]
-    assert len(values) == 3 and values == sorted(set(values))
+    assert len(values) == 3
+    assert values == sorted(set(values))
     assert final["result"]["content"][0]["text"] == "Completed 3 progress steps."
 
 
-@pytest.mark.parametrize("version", ("2025-06-18", "2025-11-25"))
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
 def test_legacy_logs_and_set_level(stream_server: LiveServer, version: str) -> None:
     """LG-1, LG-2."""
     session = Session(stream_server, version)
     messages = session.send("tools/call", {"name": "test_tool_with_logging", "arguments": {}})
-    assert [m["params"]["data"] for m in messages[:-1]] == ["Tool execution started", "Tool processing data", "Tool execution completed"]
+    assert [m["params"]["data"] for m in messages[:-1]] == [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
     assert session.send("logging/setLevel", {"level": "warning"})[0]["result"] == {}
     messages = session.send("tools/call", {"name": "test_tool_with_logging", "arguments": {}})
-    assert len(messages) == 1 and "result" in messages[0]
+    assert len(messages) == 1
+    assert "result" in messages[0]
 
 
 def test_modern_logs_only_with_per_request_level(stream_server: LiveServer) -> None:
@@ -135,8 +154,16 @@ def test_cancellation_from_another_request(stream_server: LiveServer) -> None:
 def test_modern_stream_close_cancels(stream_server: LiveServer) -> None:
     """H-D8: closing the response stream cancels the request (the server keeps serving)."""
     headers = {**ACCEPT, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "build_report"}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "build_report", "arguments": {"steps": 20}, "_meta": modern_meta(progressToken="x")}}
-    with httpx.Client(timeout=10) as http, http.stream("POST", stream_server.url, json=body, headers=headers) as response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "build_report", "arguments": {"steps": 20}, "_meta": modern_meta(progressToken="x")},
+    }
+    with (
+        httpx.Client(timeout=10) as http,
+        http.stream("POST", stream_server.url, json=body, headers=headers) as response,
+    ):
         assert response.headers["content-type"].startswith("text/event-stream")
         for line in response.iter_lines():
             if line.startswith("data:"):
@@ -153,23 +180,33 @@ def test_get_stream_primes_and_closes_with_retry(stream_server: LiveServer) -> N
     response = httpx.get(stream_server.url, headers=headers, timeout=10)
     assert response.status_code == 200
     body = response.text
-    assert body.startswith("id: ") and "data: \n\n" in body
-    assert ": keep-alive" in body and body.rstrip().endswith(f"retry: {3000}")
+    assert body.startswith("id: ")
+    assert "data: \n\n" in body
+    assert ": keep-alive" in body
+    assert body.rstrip().endswith(f"retry: {3000}")
     assert 1.0 < time.monotonic() - started < 5
     older = Session(stream_server, "2025-06-18")
-    response = httpx.get(stream_server.url, headers={**headers, "Mcp-Session-Id": older.headers["Mcp-Session-Id"]}, timeout=10)
-    assert response.status_code == 200 and not response.text.startswith("id:")
+    response = httpx.get(
+        stream_server.url, headers={**headers, "Mcp-Session-Id": older.headers["Mcp-Session-Id"]}, timeout=10
+    )
+    assert response.status_code == 200
+    assert not response.text.startswith("id:")
 
 
 def test_listen_stream(stream_server: LiveServer) -> None:
     """H-D10: ack first, subscriptionId on every message, graceful listen result at the end."""
     session = Session(stream_server, MODERN)
-    messages = session.send("subscriptions/listen", {"notifications": {"toolsListChanged": True, "promptsListChanged": True}})
+    messages = session.send(
+        "subscriptions/listen", {"notifications": {"toolsListChanged": True, "promptsListChanged": True}}
+    )
     ack, final = messages[0], messages[-1]
     assert ack["method"] == "notifications/subscriptions/acknowledged"
     assert ack["params"]["notifications"] == {}
     assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == final["id"]
-    assert final["result"] == {"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": final["id"]}}
+    assert final["result"] == {
+        "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/subscriptionId": final["id"]},
+    }
 
 
 def test_any_worker_serves_any_session(tmp_path_factory: pytest.TempPathFactory) -> None:

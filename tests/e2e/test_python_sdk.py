@@ -59,7 +59,8 @@ def _check(outcome: dict[str, Any], structured: bool) -> None:
     assert outcome["echo"] == "hello"
     if structured:
         assert outcome["sum"] == 5
-    assert len(outcome["progress"]) == 3 and outcome["progress"] == sorted(outcome["progress"])
+    assert len(outcome["progress"]) == 3
+    assert outcome["progress"] == sorted(outcome["progress"])
     assert outcome["slow"] == "Completed 3 progress steps."
     assert outcome["failed"] is True
 

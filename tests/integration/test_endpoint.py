@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -53,7 +52,8 @@ def test_session_ids_are_random_visible_ascii(mcp: Mcp) -> None:
     ids = set()
     for _ in range(3):
         mcp.initialize()
-        assert mcp.session_id and all(0x21 <= ord(c) <= 0x7E for c in mcp.session_id)
+        assert mcp.session_id
+        assert all(0x21 <= ord(c) <= 0x7E for c in mcp.session_id)
         assert len(mcp.session_id) >= 32
         ids.add(mcp.session_id)
     assert len(ids) == 3
@@ -84,7 +84,12 @@ def test_ids_are_echoed(mcp: Mcp, rid: Any) -> None:
 
 def test_ping_before_initialized_notification(mcp: Mcp) -> None:
     """PG-1: ping is answered even before notifications/initialized."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+    }
     response, _ = mcp.post(body, validate=False)
     mcp.session_id, mcp.version = response.headers["Mcp-Session-Id"], "2025-06-18"
     assert mcp.call("ping") == {}
@@ -133,7 +138,9 @@ def test_oversized_body_is_413(client: Any, db: None, settings: Any) -> None:
 
 def test_foreign_origin_is_403(mcp: Mcp) -> None:
     """H-2."""
-    response, messages = mcp.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers={"Origin": "https://evil.example"})
+    response, messages = mcp.post(
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers={"Origin": "https://evil.example"}
+    )
     assert response.status_code == 403
     assert "id" not in messages[0]
 
@@ -169,7 +176,8 @@ def test_cors_preflight(client: Any, db: None) -> None:
     assert response.status_code == 204
     assert "POST" in response.headers["Access-Control-Allow-Methods"]
     allowed = response.headers["Access-Control-Allow-Headers"]
-    assert "mcp-param-region" in allowed and "x-evil" not in allowed
+    assert "mcp-param-region" in allowed
+    assert "x-evil" not in allowed
     assert "Mcp-Session-Id" in response.headers["Access-Control-Expose-Headers"]
 
 
@@ -217,7 +225,16 @@ def test_session_is_bound_to_its_principal(mcp: Mcp, header_auth: None) -> None:
     """H-15: another principal presenting the session id is never served as the owner."""
     mcp.post  # noqa: B018
     response, messages = mcp.post(
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "a", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "a", "version": "1"},
+            },
+        },
         headers={"X-Test-User": "alice"},
         validate=False,
     )
@@ -233,7 +250,9 @@ def test_session_is_bound_to_its_principal(mcp: Mcp, header_auth: None) -> None:
 def test_bad_protocol_version_header_is_400(mcp: Mcp) -> None:
     """L-13."""
     mcp.initialize("2025-06-18")
-    response, _ = mcp.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={"MCP-Protocol-Version": "1999-01-01"})
+    response, _ = mcp.post(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={"MCP-Protocol-Version": "1999-01-01"}
+    )
     assert response.status_code == 400
 
 
@@ -284,7 +303,9 @@ def test_unknown_method_legacy(mcp: Mcp, version: str) -> None:
     assert message["error"]["code"] == -32601
 
 
-@pytest.mark.parametrize("method", ["ping", "logging/setLevel", "prompts/list", "resources/list", "tasks/result", "initialized"])
+@pytest.mark.parametrize(
+    "method", ["ping", "logging/setLevel", "prompts/list", "resources/list", "tasks/result", "initialized"]
+)
 def test_unknown_or_removed_method_modern_is_404(mcp: Mcp, method: str) -> None:
     """H-D5, PG-2: modern requests for methods we do not implement are 404 + -32601."""
     response, message, _ = mcp.modern().request(method)
@@ -308,7 +329,8 @@ def test_list_pages_through_everything_in_order(mcp: Mcp, version: str, settings
         pages += 1
         names += [t["name"] for t in result["tools"]]
         if version == MODERN:
-            assert result["cacheScope"] == "private" and result["ttlMs"] >= 0  # T-7
+            assert result["cacheScope"] == "private"
+            assert result["ttlMs"] >= 0
         cursor = result.get("nextCursor")
         if cursor is None:
             break
@@ -436,7 +458,11 @@ def test_resource_link_and_annotations(mcp: Mcp, version: str) -> None:
         handler_config={
             "content": [
                 {"type": "resource_link", "uri": "file:///r.txt", "name": "r", "mimeType": "text/plain"},
-                {"type": "text", "text": "t", "annotations": {"audience": ["user"], "priority": 0.5, "lastModified": "2026-01-01T00:00:00Z"}},
+                {
+                    "type": "text",
+                    "text": "t",
+                    "annotations": {"audience": ["user"], "priority": 0.5, "lastModified": "2026-01-01T00:00:00Z"},
+                },
             ]
         },
     )
@@ -472,7 +498,10 @@ def test_output_schema_violation_is_a_tool_error(mcp: Mcp) -> None:
 def test_tool_error_is_an_is_error_result(mcp: Mcp) -> None:
     mcp.initialize()
     result = mcp.call("tools/call", {"name": "test_error_handling", "arguments": {}})
-    assert result == {"content": [{"type": "text", "text": "This tool intentionally returns an error for testing"}], "isError": True}
+    assert result == {
+        "content": [{"type": "text", "text": "This tool intentionally returns an error for testing"}],
+        "isError": True,
+    }
 
 
 def test_handler_crash_is_sanitized(mcp: Mcp, caplog: Any) -> None:
@@ -505,13 +534,20 @@ def test_no_progress_without_token_or_stream(mcp: Mcp) -> None:
     """P-1: no token, no progress; P-2: a JSON-only client gets JSON."""
     mcp.initialize()
     response, message, notes = mcp.request("tools/call", {"name": "test_tool_with_progress", "arguments": {}})
-    assert response["Content-Type"] == "application/json" and notes == []
+    assert response["Content-Type"] == "application/json"
+    assert notes == []
     response, messages = mcp.post(
-        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "test_tool_with_progress", "_meta": {"progressToken": 1}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "tools/call",
+            "params": {"name": "test_tool_with_progress", "_meta": {"progressToken": 1}},
+        },
         headers={"Accept": "application/json"},
     )
     assert response["Content-Type"] == "application/json"
-    assert len(messages) == 1 and "result" in messages[0]
+    assert len(messages) == 1
+    assert "result" in messages[0]
 
 
 # --------------------------------------------------------------------------- 2026-07-28
@@ -521,7 +557,8 @@ def test_discover(mcp: Mcp) -> None:
     """LD-4, LD-6."""
     result = mcp.modern().call("server/discover")
     assert result["resultType"] == "complete"
-    assert "2026-07-28" in result["supportedVersions"] and "2025-11-25" in result["supportedVersions"]
+    assert "2026-07-28" in result["supportedVersions"]
+    assert "2025-11-25" in result["supportedVersions"]
     assert result["capabilities"]["tools"] == {"listChanged": False}
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "django-mcp-tools-demo"
 
@@ -545,7 +582,9 @@ def test_modern_errors(mcp: Mcp) -> None:
     assert (response.status_code, message["error"]["code"]) == (400, -32602)
     response, message, _ = mcp.request("tools/list", headers={"Mcp-Method": "tools/call"})
     assert (response.status_code, message["error"]["code"]) == (400, -32020)
-    response, message, _ = mcp.request("tools/call", {"name": "echo", "arguments": {"text": "x"}}, headers={"Mcp-Name": "add"})
+    response, message, _ = mcp.request(
+        "tools/call", {"name": "echo", "arguments": {"text": "x"}}, headers={"Mcp-Name": "add"}
+    )
     assert (response.status_code, message["error"]["code"]) == (400, -32020)
 
 
@@ -564,13 +603,16 @@ def test_modern_ignores_session_header(mcp: Mcp) -> None:
     """H-D1: a modern request is served statelessly whatever session header it carries."""
     mcp.modern()
     response, message, _ = mcp.request("tools/list", headers={"Mcp-Session-Id": "whatever"})
-    assert response.status_code == 200 and "result" in message
+    assert response.status_code == 200
+    assert "result" in message
     assert "Mcp-Session-Id" not in response.headers
 
 
 def test_modern_notification_is_202(mcp: Mcp) -> None:
     mcp.modern()
-    response, _ = mcp.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": modern_meta(), "requestId": 1}})
+    response, _ = mcp.post(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": modern_meta(), "requestId": 1}}
+    )
     assert response.status_code == 202
 
 

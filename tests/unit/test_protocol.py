@@ -251,7 +251,9 @@ def test_param_header_values_must_match_arguments() -> None:
     check_param_headers({"mcp-param-region": "us-west1"}, declared, {"region": "us-west1"})
     check_param_headers({}, declared, {"region": None})
     check_param_headers({}, declared, {})
-    check_param_headers({"mcp-param-count": "42.0", "mcp-param-flag": "true"}, declared, {"nested": {"count": 42}, "flag": True})
+    check_param_headers(
+        {"mcp-param-count": "42.0", "mcp-param-flag": "true"}, declared, {"nested": {"count": 42}, "flag": True}
+    )
     for headers, arguments in [
         ({}, {"region": "us-west1"}),
         ({"mcp-param-region": "us-east1"}, {"region": "us-west1"}),
@@ -299,7 +301,8 @@ def test_tool_fields_follow_the_revision() -> None:
     mid = shape_tool(SPEC, v.REVISIONS["2025-06-18"])
     assert set(mid) == {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
     new = shape_tool(SPEC, v.REVISIONS["2025-11-25"], tasks_enabled=True)
-    assert new["icons"] and new["execution"] == {"taskSupport": "optional"}
+    assert new["icons"]
+    assert new["execution"] == {"taskSupport": "optional"}
     assert "execution" not in shape_tool(SPEC, v.REVISIONS["2025-11-25"], tasks_enabled=False)
     assert "execution" not in shape_tool(SPEC, v.REVISIONS["2026-07-28"], tasks_enabled=True)
 
@@ -320,7 +323,8 @@ def test_resource_link_becomes_text_for_2025_03_26() -> None:
 def test_call_result_shapes() -> None:
     """T-10, T-11, LD-5."""
     legacy = shape_call_result([], v.REVISIONS["2025-03-26"], structured={"a": 1}, has_structured=True)
-    assert "structuredContent" not in legacy and "resultType" not in legacy
+    assert "structuredContent" not in legacy
+    assert "resultType" not in legacy
     modern = shape_call_result([], v.REVISIONS["2026-07-28"], structured=[1], has_structured=True, is_error=True)
     assert modern == {"resultType": "complete", "content": [], "structuredContent": [1], "isError": True}
     scalar = shape_call_result([], v.REVISIONS["2025-11-25"], structured=[1], has_structured=True)
