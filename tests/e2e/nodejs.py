@@ -44,10 +44,10 @@ def _prepare() -> tuple[Path | None, str]:
             return None, "npm is not installed, so the Node.js packages of tests/e2e/js cannot be installed"
         try:
             done = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True, text=True, timeout=600
+                [npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True, text=True, timeout=240
             )
         except subprocess.TimeoutExpired:
-            return None, "`npm ci` in tests/e2e/js timed out after 600 s"
+            return None, "`npm ci` in tests/e2e/js timed out after 240 s"
         if done.returncode != 0 or not _installed_matches_manifest():
             return None, f"`npm ci` in tests/e2e/js failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
     version = subprocess.run([NODE_BIN, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()

@@ -38,7 +38,7 @@ def conformance(node: Path, server: LiveServer, cwd: Path, *args: str) -> subpro
         cwd=cwd,  # keep anything the CLI writes out of the work tree
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=240,
     )
 
 
