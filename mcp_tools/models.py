@@ -178,8 +178,9 @@ class CatalogVersion(models.Model):
     def bump(cls) -> None:
         updated = cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
         if not updated:
-            cls.objects.get_or_create(pk=1, defaults={"version": 1})
-            cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
+            _, created = cls.objects.get_or_create(pk=1, defaults={"version": 1})
+            if not created:  # another transaction created it meanwhile
+                cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
 
 
 def new_session_id() -> str:
