@@ -264,11 +264,13 @@ def _serve_sync(request: HttpRequest, message: Message, emit: Emit | None, prepa
     headers = _headers(request)
     request_id = message.id if isinstance(message, Request) else None
     try:
+        # V-2: a request carrying the 2026-07-28 _meta fields is modern whatever its method
+        # (a modern "initialize" is a removed method: 404 + -32601).
+        if isinstance(message, Request | Notification) and is_modern(message.params):
+            return _serve_modern(message, principal, headers, emit, prepared)
         if isinstance(message, Request) and message.method == "initialize":
             body, session_id = services.create_session(message, principal)
             return Reply(200, body, {"Mcp-Session-Id": session_id})
-        if isinstance(message, Request | Notification) and is_modern(message.params):
-            return _serve_modern(message, principal, headers, emit, prepared)
         return _serve_legacy(message, principal, headers, emit, prepared)
     except McpError as exc:
         return _error_reply(exc, request_id)

@@ -50,13 +50,14 @@ def read_modern_meta(headers: Mapping[str, str], method: str, params: Mapping[st
     version = meta.get(v.META_PROTOCOL_VERSION)
     if not isinstance(version, str):
         raise McpError(INVALID_PARAMS, f"params._meta[{v.META_PROTOCOL_VERSION!r}] must be a string", http_status=400)
-    if version not in v.MODERN_VERSIONS:
-        raise unsupported_version(version)
+    # H-D4 before LD-3: a header that disagrees with the body is a mismatch whatever it names.
     header = headers.get("mcp-protocol-version")
     if header is None:
         raise header_mismatch("Missing required header MCP-Protocol-Version")
     if header.strip() != version:
         raise header_mismatch("Header MCP-Protocol-Version does not match params._meta protocol version")
+    if version not in v.MODERN_VERSIONS:
+        raise unsupported_version(version)
     capabilities = meta.get(v.META_CLIENT_CAPABILITIES)
     if not isinstance(capabilities, dict):
         raise McpError(

@@ -48,7 +48,8 @@ def test_admin_creates_a_tool_and_records_who(staff_client: Any) -> None:
     response = _add(staff_client)
     assert response.status_code == 302, response.content[:2000]
     tool = Tool.objects.get(name="admin.tools.list")
-    assert tool.created_by is not None and tool.updated_by == tool.created_by
+    assert tool.created_by is not None
+    assert tool.updated_by == tool.created_by
     assert CatalogVersion.current() == before + 1
 
 

@@ -304,7 +304,8 @@ def test_unknown_method_legacy(mcp: Mcp, version: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "method", ["ping", "logging/setLevel", "prompts/list", "resources/list", "tasks/result", "initialized"]
+    "method",
+    ["ping", "logging/setLevel", "prompts/list", "resources/list", "tasks/result", "initialized", "initialize"],
 )
 def test_unknown_or_removed_method_modern_is_404(mcp: Mcp, method: str) -> None:
     """H-D5, PG-2: modern requests for methods we do not implement are 404 + -32601."""

@@ -170,6 +170,14 @@ def test_modern_header_mismatches(headers: dict[str, str]) -> None:
     assert (info.value.code, info.value.http_status) == (e.HEADER_MISMATCH, 400)
 
 
+def test_header_mismatch_wins_over_unsupported_version() -> None:
+    """H-D4: a supported header with an unsupported body version is a mismatch (-32020)."""
+    params = _modern_params(**{"io.modelcontextprotocol/protocolVersion": "v999.0.0"})
+    with pytest.raises(McpError) as info:
+        read_modern_meta(MODERN_HEADERS, "tools/list", params)
+    assert info.value.code == e.HEADER_MISMATCH
+
+
 def test_mcp_name_accepts_base64_sentinel() -> None:
     """H-D6: =?base64?...?= values are decoded before comparison."""
     encoded = "=?base64?" + base64.b64encode(b"get_weather").decode() + "?="
