@@ -277,6 +277,13 @@ def check_ours(body: bytes, method: str, page_size: int) -> str | None:
     return None
 
 
+def load_average() -> float | None:
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def environment(loadgen: str) -> dict[str, Any]:
     def version(module: str) -> str | None:
         try:
@@ -296,6 +303,7 @@ def environment(loadgen: str) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "loadgen": loadgen,
         "wrk": shutil.which("wrk"),
+        "load_average_before": load_average(),
     }
 
 
@@ -430,6 +438,9 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
         f"(1 thread)\nruns of {args.duration} s, {args.reps} interleaved repetition(s), medians; warm-up "
         f"{args.warmup} s; tools/list page size {page_size}"
     )
+    load = load_average()
+    if load is not None and load > 0.5:
+        print(f"WARNING: load average {load:.2f} before starting: other processes compete for the 2 cores")
     print("middleware stacks (the same for ours and bare within a stack):")
     for name in args.stacks:
         mw = STACKS[name]
@@ -642,6 +653,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
                 + [f"scaling {s['page']} page" for s in missed_scaling],
             },
             "elapsed_seconds": round(time.monotonic() - began, 1),
+            "load_average_after": load_average(),
         }
     )
     args.output.parent.mkdir(parents=True, exist_ok=True)
