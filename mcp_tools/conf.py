@@ -40,6 +40,8 @@ DEFAULTS: dict[str, Any] = {
     "CURSOR_KEY": None,
     # How often a running tool looks for a cross-process cancellation flag (seconds).
     "CANCEL_POLL_SECONDS": 0.25,
+    # Run ORM work in Django's per-request thread (True) or a shared thread pool (False).
+    "THREAD_SENSITIVE": False,
 }
 
 IMPORT_STRINGS = ("AUTH_BACKEND",)

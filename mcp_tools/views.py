@@ -10,7 +10,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
-from asgiref.sync import sync_to_async
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -35,6 +34,7 @@ from .protocol.jsonrpc import (
 )
 from .protocol.negotiation import check_legacy_version_header, is_modern, read_modern_meta
 from .services import CancelFlag, Exchange, SessionNotFound
+from .threads import run_sync
 from .types import Principal
 
 logger = logging.getLogger("mcp_tools")
@@ -190,7 +190,7 @@ async def _post(request: HttpRequest) -> Reply:
         return _error_reply(exc)
     can_stream = _accepts(request, "text/event-stream")
     if isinstance(decoded, list):
-        return await sync_to_async(_serve_batch)(request, decoded)
+        return await run_sync(_serve_batch, request, decoded)
     try:
         message = parse_message(decoded)
     except McpError as exc:
@@ -215,7 +215,7 @@ async def _serve_message(request: HttpRequest, message: Message, can_stream: boo
         loop.call_soon_threadsafe(queue.put_nowait, data)
 
     prepared: dict[str, Any] = {}
-    work = asyncio.ensure_future(sync_to_async(_serve_sync)(request, message, emit if can_stream else None, prepared))
+    work = asyncio.ensure_future(run_sync(_serve_sync, request, message, emit if can_stream else None, prepared))
     first = asyncio.ensure_future(queue.get())
     await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
     if work.done() and not first.done():
@@ -448,7 +448,7 @@ async def _get(request: HttpRequest) -> Reply:
         except McpError as exc:
             return _error_reply(exc)
 
-    found = await sync_to_async(prepare)()
+    found = await run_sync(prepare)
     if isinstance(found, Reply):
         return found
     rev = v.get_revision(found.protocol_version)
@@ -481,4 +481,4 @@ async def _delete(request: HttpRequest) -> Reply:
             return Reply(204)
         return _plain_error(404, e.INVALID_REQUEST, "Session not found")
 
-    return await sync_to_async(end)()
+    return await run_sync(end)

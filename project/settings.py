@@ -100,6 +100,7 @@ MCP_TOOLS = {
     "PAGE_SIZE": int(os.environ.get("MCP_PAGE_SIZE", "50")),
     "SSE_MAX_SECONDS": float(os.environ.get("MCP_SSE_MAX_SECONDS", "300")),
     "SSE_KEEPALIVE_SECONDS": float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", "15")),
+    "THREAD_SENSITIVE": os.environ.get("MCP_THREAD_SENSITIVE") == "1",
 }
 
 LOGGING = {

@@ -12,3 +12,5 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
 else:
     DATABASES["default"]["TEST"] = {"NAME": os.environ.get("MCP_TEST_DB_NAME", "test_mcp_tools")}  # noqa: F405
 LOGGING = {"version": 1, "disable_existing_loggers": False}
+# The ORM work of the view must share the test transaction of Django's test client.
+MCP_TOOLS = {**MCP_TOOLS, "THREAD_SENSITIVE": True}  # noqa: F405
