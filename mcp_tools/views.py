@@ -208,6 +208,9 @@ def _auth_reply(exc: AuthFailure) -> Reply:
 
 
 async def _serve_message(request: HttpRequest, message: Message, can_stream: bool) -> Reply:
+    if not (isinstance(message, Request) and message.method == "tools/call"):
+        # Only a tool call can emit notifications before its result: no stream machinery.
+        return await run_sync(_serve_sync, request, message, None, {})
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes] = asyncio.Queue()
 
