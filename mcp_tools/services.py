@@ -11,11 +11,13 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import lru_cache
 from typing import Any
 
 import orjson
 from django.core.cache import cache
+from django.db import connections, router
 from django.utils import timezone
 
 from . import __version__
@@ -151,14 +153,37 @@ def create_session(req: Request, principal: Principal) -> tuple[bytes, str]:
 
 
 def load_session(session_id: str, principal: Principal) -> McpSession:
-    session: McpSession | None = McpSession.objects.filter(pk=session_id).first()
+    """The live session of this principal, in one plain SELECT (it runs on every request)."""
+    connection = connections[router.db_for_read(McpSession)]
+    ops = connection.ops
+    table = ops.quote_name(McpSession._meta.db_table)
     now = timezone.now()
-    if session is None or session.expires_at <= now or session.principal_key != principal.key:
+    touch_before = now - timedelta(seconds=mcp_settings.SESSION_TOUCH_SECONDS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT protocol_version, log_level, initialized, last_seen_at < %s FROM {table} "  # noqa: S608
+            "WHERE id = %s AND principal_key = %s AND expires_at > %s",
+            [
+                ops.adapt_datetimefield_value(touch_before),
+                session_id,
+                principal.key,
+                ops.adapt_datetimefield_value(now),
+            ],
+        )
+        row = cursor.fetchone()
+    if row is None:
         raise SessionNotFound(session_id)
-    if (now - session.last_seen_at).total_seconds() >= mcp_settings.SESSION_TOUCH_SECONDS:
-        session.last_seen_at = now
+    version, log_level, initialized, stale = row
+    session = McpSession(
+        id=session_id,
+        protocol_version=version,
+        principal_key=principal.key,
+        log_level=log_level,
+        initialized=bool(initialized),
+    )
+    if stale:
         session.expires_at = McpSession.expiry(mcp_settings.SESSION_IDLE_SECONDS)
-        McpSession.objects.filter(pk=session.pk).update(last_seen_at=now, expires_at=session.expires_at)
+        McpSession.objects.filter(pk=session_id).update(last_seen_at=now, expires_at=session.expires_at)
     return session
 
 
