@@ -23,6 +23,7 @@ import importlib
 import json
 import os
 import platform
+import resource
 import shutil
 import socket
 import statistics
@@ -46,6 +47,7 @@ MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 TARGET_RATIO = 0.8
 TARGET_SCALING = 1.2
+NOISY_PCT = 15.0  # CPU used by other processes (% of one core) above which a run is flagged
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 sys.path.insert(0, str(ROOT))
@@ -198,8 +200,15 @@ def run_load(job: Job, seconds: int, loadgen: str) -> dict[str, Any]:
         cmd = [sys.executable, str(BENCH / "loadgen.py"), str(job.server.port), str(job.body_file),
                str(job.concurrency), str(seconds), *flat]  # fmt: skip
     cpu_before = job.server.cpu_seconds()
+    busy_before = machine_busy()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 60, check=False)
+    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy_after = machine_busy()
     cpu_after = job.server.cpu_seconds()
+    loadgen_cpu = (children_after.ru_utime + children_after.ru_stime) - (
+        children_before.ru_utime + children_before.ru_stime
+    )
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("BENCH_JSON ")), None)
     if out.returncode != 0 or line is None:
         raise SystemExit(f"load generator failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
@@ -216,12 +225,41 @@ def run_load(job: Job, seconds: int, loadgen: str) -> dict[str, Any]:
         "errors": sum(raw["errors"].values()),
         "error_detail": raw["errors"],
         "cpu_us_per_req": None if cpu is None else cpu * 1e6,
+        "loadgen_cpu_s": round(loadgen_cpu, 3),
+        "other_cpu_pct": other_cpu_pct(busy_before, busy_after, cpu_before, cpu_after, loadgen_cpu),
     }
+
+
+def machine_busy() -> tuple[float, float] | None:
+    """(busy, total) CPU seconds of the whole machine since boot, from /proc/stat."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields) - idle) / CLK_TCK, sum(fields) / CLK_TCK
+
+
+def other_cpu_pct(
+    before: tuple[float, float] | None,
+    after: tuple[float, float] | None,
+    server_before: float | None,
+    server_after: float | None,
+    loadgen: float,
+) -> float | None:
+    """CPU that neither the server under load nor the load generator used, in % of one core."""
+    if before is None or after is None or server_before is None or server_after is None:
+        return None
+    elapsed = (after[1] - before[1]) / (os.cpu_count() or 1)
+    if elapsed <= 0:
+        return None
+    other = (after[0] - before[0]) - (server_after - server_before) - loadgen
+    return round(max(0.0, other) / elapsed * 100, 1)
 
 
 def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"runs": runs}
-    for key in ("rps", "p50_ms", "p99_ms", "mean_ms", "cpu_us_per_req"):
+    for key in ("rps", "p50_ms", "p99_ms", "mean_ms", "cpu_us_per_req", "other_cpu_pct"):
         values = [r[key] for r in runs if r[key] is not None]
         out[key] = statistics.median(values) if values else None
     out["errors"] = sum(r["errors"] for r in runs)
@@ -277,11 +315,14 @@ def check_ours(body: bytes, method: str, page_size: int) -> str | None:
     return None
 
 
-def load_average() -> float | None:
-    try:
-        return float(Path("/proc/loadavg").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+def busy_over(seconds: float) -> float | None:
+    """How busy the machine is while we do nothing, in % of one core."""
+    before = machine_busy()
+    time.sleep(seconds)
+    after = machine_busy()
+    if before is None or after is None or after[1] <= before[1]:
         return None
+    return round((after[0] - before[0]) / ((after[1] - before[1]) / (os.cpu_count() or 1)) * 100, 1)
 
 
 def environment(loadgen: str) -> dict[str, Any]:
@@ -292,9 +333,12 @@ def environment(loadgen: str) -> dict[str, Any]:
             return None
 
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
+    status = ["git", "status", "--porcelain", "--", "mcp_tools", "project"]
+    dirty = subprocess.run(status, cwd=ROOT, capture_output=True, text=True, check=False)
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": commit.stdout.strip() or None,
+        "uncommitted_server_changes": bool(dirty.stdout.strip()),
         "python": platform.python_version(),
         "django": version("django"),
         "uvicorn": version("uvicorn"),
@@ -303,11 +347,15 @@ def environment(loadgen: str) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "loadgen": loadgen,
         "wrk": shutil.which("wrk"),
-        "load_average_before": load_average(),
     }
 
 
 # --------------------------------------------------------------------------- reporting
+
+
+def noisy(result: dict[str, Any]) -> str:
+    other = result.get("other_cpu_pct")
+    return f"  (other processes: {other:.0f} % of a core)" if other is not None and other > NOISY_PCT else ""
 
 
 def fmt(value: float | None, spec: str) -> str:
@@ -432,15 +480,17 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
     page_size = int(os.environ.get("MCP_PAGE_SIZE", "50"))
     env_info = environment(loadgen)
     print(
-        f"django-mcp-tools bench: {env_info['date']}, commit {str(env_info['commit'])[:10]}, Python "
+        f"django-mcp-tools bench: {env_info['date']}, commit {str(env_info['commit'])[:10]}"
+        f"{' + uncommitted changes' if env_info['uncommitted_server_changes'] else ''}, Python "
         f"{env_info['python']}, Django {env_info['django']}, uvicorn {env_info['uvicorn']} (1 worker, uvloop "
         f"{env_info['uvloop']}, httptools {env_info['httptools']}), {env_info['cpus']} CPUs, load: {loadgen} "
         f"(1 thread)\nruns of {args.duration} s, {args.reps} interleaved repetition(s), medians; warm-up "
         f"{args.warmup} s; tools/list page size {page_size}"
     )
-    load = load_average()
-    if load is not None and load > 0.5:
-        print(f"WARNING: load average {load:.2f} before starting: other processes compete for the 2 cores")
+    idle_other = busy_over(1.0)
+    env_info["busy_cpu_pct_before"] = idle_other
+    if idle_other is not None and idle_other > NOISY_PCT:
+        print(f"WARNING: {idle_other:.0f} % of a core busy before starting: other processes compete for the CPUs")
     print("middleware stacks (the same for ours and bare within a stack):")
     for name in args.stacks:
         mw = STACKS[name]
@@ -575,7 +625,8 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
                     print(
                         f"  rep {rep + 1}/{args.reps} {kind:<4} {stack:<8}{shape:<7} {method:<10} c={c:<3}"
                         f"{result['rps']:8.0f} rps  p50 {result['p50_ms']:6.2f} ms  p99 {result['p99_ms']:7.2f} ms"
-                        + (f"  ERRORS {result['error_detail']}" if result["errors"] else ""),
+                        + (f"  ERRORS {result['error_detail']}" if result["errors"] else "")
+                        + noisy(result),
                         flush=True,
                     )
             for (size, page), job in scale_jobs.items():
@@ -583,7 +634,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
                 measured.setdefault(("scale", size, page), []).append(result)
                 print(
                     f"  rep {rep + 1}/{args.reps} ours {size:>6} tools, tools/list {page} page, c=1"
-                    f"{result['rps']:8.0f} rps  p50 {result['p50_ms']:6.2f} ms",
+                    f"{result['rps']:8.0f} rps  p50 {result['p50_ms']:6.2f} ms{noisy(result)}",
                     flush=True,
                 )
 
@@ -653,9 +704,14 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
                 + [f"scaling {s['page']} page" for s in missed_scaling],
             },
             "elapsed_seconds": round(time.monotonic() - began, 1),
-            "load_average_after": load_average(),
         }
     )
+    others = [r["other_cpu_pct"] for runs in measured.values() for r in runs if r["other_cpu_pct"] is not None]
+    report["other_cpu_pct_max"] = max(others, default=None)
+    if others and max(others) > NOISY_PCT:
+        flagged = sum(1 for o in others if o > NOISY_PCT)
+        print(f"\nWARNING: in {flagged} of {len(others)} runs other processes used more than {NOISY_PCT:.0f} % of a "
+              f"core (max {max(others):.0f} %): those numbers are noisier")  # fmt: skip
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2, default=str) + "\n")
     shown = args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output
