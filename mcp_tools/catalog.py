@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from jsonschema.protocols import Validator
 
 from .protocol.headers import ParamHeader, SchemaHeaderError, extract_param_headers
@@ -61,10 +60,6 @@ class CompiledTool:
 VisibilityCheck = Callable[[CompiledTool, Principal], bool]
 
 
-def everyone(tool: CompiledTool, principal: Principal) -> bool:
-    return True
-
-
 class Catalog:
     def __init__(self, version: int, tools: list[CompiledTool]) -> None:
         self.version = version
@@ -101,7 +96,7 @@ class Catalog:
         tasks_enabled: bool,
     ) -> bytes:
         """The serialised result of one page; ``render`` frames tools and the next position."""
-        key = (rev.family, principal.scope_key, after, page_size, tasks_enabled)
+        key = (rev.version, principal.scope_key, after, page_size, tasks_enabled)
         cached = self._pages.get(key)
         if cached is not None:
             return cached[0]
@@ -206,7 +201,3 @@ def get_catalog() -> Catalog:
 def reset() -> None:
     global _current
     _current = None
-
-
-def dumps(value: Any) -> bytes:
-    return orjson.dumps(value)

@@ -145,16 +145,6 @@ class Tool(models.Model):
         if errors:
             raise ValidationError(errors)
 
-    @property
-    def annotations(self) -> dict[str, Any]:
-        return {
-            "title": self.annotation_title or None,
-            "readOnlyHint": self.read_only_hint,
-            "destructiveHint": self.destructive_hint,
-            "idempotentHint": self.idempotent_hint,
-            "openWorldHint": self.open_world_hint,
-        }
-
 
 class CatalogVersion(models.Model):
     """One row whose number changes with every tool change, in the same transaction."""

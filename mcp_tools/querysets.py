@@ -24,9 +24,6 @@ class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]
 
 
 class SessionQuerySet(models.QuerySet["McpSession"]):  # type: ignore[name-defined]
-    def live(self) -> SessionQuerySet:
-        return self.filter(expires_at__gt=timezone.now())
-
     def expired(self) -> SessionQuerySet:
         return self.filter(expires_at__lte=timezone.now())
 

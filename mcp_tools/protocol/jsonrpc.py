@@ -87,10 +87,6 @@ def parse_message(obj: Any) -> Message:
     raise invalid_request("Invalid Request: not a JSON-RPC request, notification or response")
 
 
-def dumps(value: Any) -> bytes:
-    return orjson.dumps(value)
-
-
 def encode_result(request_id: RequestId, result: Any) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
@@ -123,7 +119,6 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
-    "dumps",
     "encode_error",
     "encode_notification",
     "encode_raw_result",

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 
-def event(data: bytes, *, event_id: str | None = None, retry_ms: int | None = None) -> bytes:
+def event(data: bytes, *, event_id: str | None = None) -> bytes:
     """One SSE event. JSON from orjson has no raw newlines, so data fits on one line."""
-    out = b""
-    if event_id is not None:
-        out += b"id: " + event_id.encode() + b"\n"
-    if retry_ms is not None:
-        out += b"retry: " + str(retry_ms).encode() + b"\n"
-    out += b"event: message\ndata: " + data + b"\n\n"
-    return out
+    out = b"" if event_id is None else b"id: " + event_id.encode() + b"\n"
+    return out + b"event: message\ndata: " + data + b"\n\n"
 
 
 def priming(event_id: str, *, retry_ms: int | None = None) -> bytes:

@@ -42,11 +42,6 @@ class Revision:
     sse_priming: bool
     any_output_schema: bool
 
-    @property
-    def family(self) -> str:
-        """Revisions that serialise tools identically share a family key (catalog cache key)."""
-        return self.version
-
 
 REVISIONS: dict[str, Revision] = {
     V2025_03_26: Revision(
