@@ -496,10 +496,6 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
         mw = STACKS[name]
         note = " (= project/settings.py)" if mw == demo_middleware else ""
         print(f"  {name}{note}: {', '.join(m.rsplit('.', 1)[1] for m in mw) or 'none'}")
-    if STACKS["default"] != list(demo_middleware):
-        print(
-            "  WARNING: project/settings.py MIDDLEWARE differs from bench/stacks.py DEFAULT (ours-default: the demo's)"
-        )
 
     sizes = sorted({args.tools, *args.scale})
     dbs: dict[int, Path] = {}

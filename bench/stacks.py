@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-# The demo site's list, copied from project/settings.py (checked at run time by bench/run.py).
-DEFAULT = [
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-]
+from project.settings import MIDDLEWARE
+
+# "default" is the demo site's own list, so ours and bare run exactly what the demo runs.
+DEFAULT = list(MIDDLEWARE)
 STACKS: dict[str, list[str]] = {"default": DEFAULT, "empty": []}
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .forms import ToolForm
+from .forms import TOOL_FIELDSETS, ToolForm
 from .models import McpSession, Tool
 
 
@@ -20,23 +20,7 @@ class ToolAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     readonly_fields = ("version", "created_at", "updated_at", "created_by", "updated_by")
     actions = ("enable_tools", "disable_tools")
     fieldsets = (
-        (None, {"fields": ("name", "title", "description", "enabled")}),
-        ("Handler", {"fields": ("handler_key", "handler_config")}),
-        ("Schemas", {"fields": ("input_schema", "output_schema")}),
-        (
-            "Annotations",
-            {
-                "fields": (
-                    "annotation_title",
-                    "read_only_hint",
-                    "destructive_hint",
-                    "idempotent_hint",
-                    "open_world_hint",
-                    "icons",
-                    "task_support",
-                )
-            },
-        ),
+        *TOOL_FIELDSETS,
         ("History", {"fields": ("version", "created_at", "created_by", "updated_at", "updated_by")}),
     )
 

@@ -9,29 +9,35 @@ from django import forms
 from .models import Tool
 from .registry import registry
 
+# What an admin edits, grouped as the admin shows it; the form's fields are the same list.
+TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
+    (None, {"fields": ("name", "title", "description", "enabled")}),
+    ("Handler", {"fields": ("handler_key", "handler_config")}),
+    ("Schemas", {"fields": ("input_schema", "output_schema")}),
+    (
+        "Annotations",
+        {
+            "fields": (
+                "annotation_title",
+                "read_only_hint",
+                "destructive_hint",
+                "idempotent_hint",
+                "open_world_hint",
+                "icons",
+                "task_support",
+            )
+        },
+    ),
+)
+EDITABLE_FIELDS: tuple[str, ...] = tuple(name for _, options in TOOL_FIELDSETS for name in options["fields"])
+
 
 class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
     handler_key = forms.ChoiceField(label="Handler", choices=())
 
     class Meta:
         model = Tool
-        fields = (
-            "name",
-            "title",
-            "description",
-            "enabled",
-            "handler_key",
-            "handler_config",
-            "input_schema",
-            "output_schema",
-            "annotation_title",
-            "read_only_hint",
-            "destructive_hint",
-            "idempotent_hint",
-            "open_world_hint",
-            "icons",
-            "task_support",
-        )
+        fields = EDITABLE_FIELDS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
