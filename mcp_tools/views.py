@@ -210,15 +210,15 @@ def _auth_reply(exc: AuthFailure) -> Reply:
 async def _serve_message(request: HttpRequest, message: Message, can_stream: bool) -> Reply:
     if not (isinstance(message, Request) and message.method == "tools/call"):
         # Only a tool call can emit notifications before its result: no stream machinery.
-        return await run_sync(_serve_sync, request, message, None, {})
+        return await run_sync(_serve_sync, request, message, None, CancelFlag(None))
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes] = asyncio.Queue()
 
     def emit(data: bytes) -> None:
         loop.call_soon_threadsafe(queue.put_nowait, data)
 
-    prepared: dict[str, Any] = {}
-    work = asyncio.ensure_future(run_sync(_serve_sync, request, message, emit if can_stream else None, prepared))
+    cancelled = CancelFlag(None)
+    work = asyncio.ensure_future(run_sync(_serve_sync, request, message, emit if can_stream else None, cancelled))
     first = asyncio.ensure_future(queue.get())
     await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
     if work.done() and not first.done():
@@ -226,12 +226,11 @@ async def _serve_message(request: HttpRequest, message: Message, can_stream: boo
         return work.result()
     # The call emitted a notification before its result: answer with an SSE stream (H-7).
     first_event = first.result() if first.done() else None
-    ex: Exchange = prepared["exchange"]
-    return Reply(200, stream=lambda: _request_stream(first_event, queue, work, ex))
+    return Reply(200, stream=lambda: _request_stream(first_event, queue, work, cancelled))
 
 
 async def _request_stream(
-    first: bytes | None, queue: asyncio.Queue[bytes], work: Awaitable[Reply], ex: Exchange
+    first: bytes | None, queue: asyncio.Queue[bytes], work: Awaitable[Reply], cancelled: CancelFlag
 ) -> AsyncIterator[bytes]:
     pending = asyncio.ensure_future(work)
     try:
@@ -254,11 +253,11 @@ async def _request_stream(
     except (asyncio.CancelledError, GeneratorExit):
         # H-D8: for 2026-07-28, closing the response stream cancels the request. Legacy
         # clients cancel explicitly (H-16), but nobody is left to read this result either.
-        ex.cancelled.set()
+        cancelled.set()
         raise
 
 
-def _serve_sync(request: HttpRequest, message: Message, emit: Emit | None, prepared: dict[str, Any]) -> Reply:
+def _serve_sync(request: HttpRequest, message: Message, emit: Emit | None, cancelled: CancelFlag) -> Reply:
     """Authenticate, pick the era, and serve one message (runs in a worker thread)."""
     try:
         principal = _authenticate(request)
@@ -270,11 +269,14 @@ def _serve_sync(request: HttpRequest, message: Message, emit: Emit | None, prepa
         # V-2: a request carrying the 2026-07-28 _meta fields is modern whatever its method
         # (a modern "initialize" is a removed method: 404 + -32601).
         if isinstance(message, Request | Notification) and is_modern(message.params):
-            return _serve_modern(message, principal, headers, emit, prepared)
+            return _serve_modern(message, principal, headers, emit, cancelled)
+        if isinstance(message, Response) and headers.get("mcp-protocol-version") in v.MODERN_VERSIONS:
+            # H-D2: 2026-07-28 clients never POST responses (the server sends no requests).
+            raise e.invalid_request("Invalid Request: clients do not send JSON-RPC responses in 2026-07-28")
         if isinstance(message, Request) and message.method == "initialize":
             body, session_id = services.create_session(message, principal)
             return Reply(200, body, {"Mcp-Session-Id": session_id})
-        return _serve_legacy(message, principal, headers, emit, prepared)
+        return _serve_legacy(message, principal, headers, emit, cancelled)
     except McpError as exc:
         return _error_reply(exc, request_id)
 
@@ -284,14 +286,13 @@ def _serve_modern(
     principal: Principal,
     headers: dict[str, str],
     emit: Emit | None,
-    prepared: dict[str, Any],
+    cancelled: CancelFlag,
 ) -> Reply:
     if isinstance(message, Notification):
         # D defines no client notification over HTTP; an accepted one still gets 202 (H-D2).
         return Reply(202)
     meta = read_modern_meta(headers, message.method, message.params)
-    ex = Exchange(meta.revision, principal, headers, modern=meta, emit=emit)
-    prepared["exchange"] = ex
+    ex = Exchange(meta.revision, principal, headers, modern=meta, emit=emit, cancelled=cancelled)
     if message.method == "subscriptions/listen":
         return _listen(message, ex)
     outcome = services.handle_request(message, ex)
@@ -315,7 +316,7 @@ def _legacy_session(headers: dict[str, str], principal: Principal) -> McpSession
 
 
 def _serve_legacy(
-    message: Message, principal: Principal, headers: dict[str, str], emit: Emit | None, prepared: dict[str, Any]
+    message: Message, principal: Principal, headers: dict[str, str], emit: Emit | None, cancelled: CancelFlag
 ) -> Reply:
     session = _legacy_session(headers, principal)
     rev = v.get_revision(session.protocol_version)
@@ -324,15 +325,9 @@ def _serve_legacy(
         return Reply(202)
     if isinstance(message, Response):
         return Reply(202)
-    ex = Exchange(
-        rev,
-        principal,
-        headers,
-        session=session,
-        emit=emit,
-        cancelled=CancelFlag(CancelFlag.cache_key(session.pk, message.id)),
-    )
-    prepared["exchange"] = ex
+    # Legacy clients cancel with notifications/cancelled, possibly through another worker.
+    cancelled.key = CancelFlag.cache_key(session.pk, message.id)
+    ex = Exchange(rev, principal, headers, session=session, emit=emit, cancelled=cancelled)
     outcome = services.handle_request(message, ex)
     if outcome is None:
         return Reply(200, stream=_empty_stream)

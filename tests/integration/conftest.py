@@ -6,12 +6,20 @@ import io
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 from django.http import HttpRequest
 
 from mcp_tools.auth import AuthFailure, BaseAuthBackend
 from mcp_tools.types import Principal
 from tests.mcp_client import Mcp
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache() -> Any:
+    """Cancellation flags live in the cache: no test sees another's."""
+    yield
+    cache.clear()
 
 
 @pytest.fixture

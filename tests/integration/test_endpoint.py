@@ -223,7 +223,6 @@ def test_expired_session_is_404(mcp: Mcp) -> None:
 
 def test_session_is_bound_to_its_principal(mcp: Mcp, header_auth: None) -> None:
     """H-15: another principal presenting the session id is never served as the owner."""
-    mcp.post  # noqa: B018
     response, messages = mcp.post(
         {
             "jsonrpc": "2.0",
@@ -615,6 +614,13 @@ def test_modern_notification_is_202(mcp: Mcp) -> None:
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": modern_meta(), "requestId": 1}}
     )
     assert response.status_code == 202
+
+
+def test_modern_response_post_is_invalid_request(mcp: Mcp) -> None:
+    """H-D2: a 2026-07-28 client never POSTs a JSON-RPC response."""
+    response, messages = mcp.post({"jsonrpc": "2.0", "id": 1, "result": {}}, headers={"MCP-Protocol-Version": MODERN})
+    assert response.status_code == 400
+    assert messages[0]["error"]["code"] == -32600
 
 
 # --------------------------------------------------------------------------- GET
