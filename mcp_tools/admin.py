@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from .forms import TOOL_FIELDSETS, ToolForm
-from .models import McpSession, Tool
+from .models import McpSession, StreamStats, Tool
 
 
 @admin.register(Tool)
@@ -46,4 +46,22 @@ class McpSessionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     readonly_fields = [f.name for f in McpSession._meta.fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(StreamStats)
+class StreamStatsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Open notification streams and list_changed sent, per serving process (read-only)."""
+
+    list_display = ("process", "notifier", "listeners", "events_sent", "heartbeat_at", "live")
+    ordering = ("-heartbeat_at",)
+
+    @admin.display(boolean=True, description="live")
+    def live(self, obj: StreamStats) -> bool:
+        return obj.is_live
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

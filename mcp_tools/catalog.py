@@ -9,6 +9,7 @@ revision, scope set, position).
 from __future__ import annotations
 
 import bisect
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -67,6 +68,7 @@ class Catalog:
         self.names = [t.name for t in self.tools]
         self.by_name = {t.name: t for t in self.tools}
         self._visible: dict[str, list[int]] = {}
+        self._fingerprints: dict[str, str] = {}
         self._pages: OrderedDict[tuple[Any, ...], tuple[bytes, str | None]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -82,6 +84,27 @@ class Catalog:
                 if len(self._visible) > 1024:
                     self._visible.clear()
                 self._visible[key] = found
+        return found
+
+    def fingerprint(self, principal: Principal, visible: VisibilityCheck) -> str:
+        """A short digest of what ``principal`` sees: the visible tools and their versions.
+
+        Two catalogs give the same digest for a principal exactly when its ``tools/list`` is
+        the same, so list_changed goes only to listeners whose view changed (issue: live
+        catalog). Stable across processes (stored on sessions to catch up on reconnect).
+        """
+        key = principal.scope_key
+        found = self._fingerprints.get(key)
+        if found is None:
+            digest = hashlib.blake2b(digest_size=12)
+            for i in self.visible_indices(principal, visible):
+                tool = self.tools[i]
+                digest.update(f"{tool.pk}:{tool.version};".encode())
+            found = digest.hexdigest()
+            with self._lock:
+                if len(self._fingerprints) > 1024:
+                    self._fingerprints.clear()
+                self._fingerprints[key] = found
         return found
 
     def page(

@@ -42,6 +42,20 @@ DEFAULTS: dict[str, Any] = {
     "CANCEL_POLL_SECONDS": 0.25,
     # Run ORM work in Django's per-request thread (True) or a shared thread pool (False).
     "THREAD_SENSITIVE": False,
+    # list_changed fan-out across processes: "auto" (PostgreSQL LISTEN/NOTIFY on PostgreSQL,
+    # else database polling), "postgres", "redis", "polling", "none", or a dotted path to a
+    # subclass of mcp_tools.notify.backends.BaseNotifier.
+    "NOTIFIER": "auto",
+    "NOTIFIER_REDIS_URL": None,  # needed by the "redis" notifier
+    "NOTIFIER_CHANNEL": "mcp_tools_catalog",
+    # Changes within this window reach each listener as one notification.
+    "NOTIFY_DEBOUNCE_SECONDS": 0.1,
+    # The polling notifier reads the catalog version this often; push notifiers re-check it
+    # this often too (NOTIFY_CATCHUP_SECONDS) so a message lost with a connection is caught up.
+    "NOTIFY_POLL_SECONDS": 1.0,
+    "NOTIFY_CATCHUP_SECONDS": 15.0,
+    # Open notification streams (GET and subscriptions/listen) per principal; 0: no bound.
+    "MAX_STREAMS_PER_PRINCIPAL": 32,
 }
 
 IMPORT_STRINGS = ("AUTH_BACKEND",)

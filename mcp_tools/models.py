@@ -171,11 +171,18 @@ class CatalogVersion(models.Model):
 
     @classmethod
     def bump(cls) -> None:
+        from .notify import publish_on_commit
+
+        publish_on_commit(router.db_for_write(cls))
         updated = cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
         if not updated:
             _, created = cls.objects.get_or_create(pk=1, defaults={"version": 1})
             if not created:  # another transaction created it meanwhile
                 cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
+
+
+# A process whose stream statistics are older than this is gone.
+STATS_STALE_SECONDS = 60
 
 
 def new_session_id() -> str:
@@ -192,6 +199,9 @@ class McpSession(models.Model):
     client_info = models.JSONField(_("client info"), default=dict, blank=True)
     client_capabilities = models.JSONField(_("client capabilities"), default=dict, blank=True)
     log_level = models.CharField(_("log level"), max_length=16, blank=True)
+    # What the client last heard of the tool list (Catalog.fingerprint): a GET stream opened
+    # after a missed list_changed sends it at once.
+    tools_fingerprint = models.CharField(_("tools fingerprint"), max_length=32, blank=True)
     initialized = models.BooleanField(_("initialized"), default=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     last_seen_at = models.DateTimeField(_("last seen at"), default=timezone.now)
@@ -209,3 +219,24 @@ class McpSession(models.Model):
     @staticmethod
     def expiry(idle_seconds: int) -> Any:
         return timezone.now() + timedelta(seconds=idle_seconds)
+
+
+class StreamStats(models.Model):
+    """One row per serving process: its open notification streams and events sent."""
+
+    process = models.CharField(_("process"), max_length=255, primary_key=True, help_text=_("host:pid"))
+    notifier = models.CharField(_("notifier"), max_length=32)
+    listeners = models.PositiveIntegerField(_("open listeners"), default=0)
+    events_sent = models.PositiveBigIntegerField(_("list_changed sent"), default=0)
+    heartbeat_at = models.DateTimeField(_("heartbeat"), default=timezone.now, db_index=True)
+
+    class Meta:
+        verbose_name = _("stream statistics")
+        verbose_name_plural = _("stream statistics")
+
+    def __str__(self) -> str:
+        return self.process
+
+    @property
+    def is_live(self) -> bool:
+        return self.heartbeat_at >= timezone.now() - timedelta(seconds=STATS_STALE_SECONDS)

@@ -89,6 +89,8 @@ class Exchange:
     modern: ModernRequestMeta | None = None
     emit: Callable[[bytes], None] | None = None
     cancelled: CancelFlag = field(default_factory=lambda: CancelFlag(None))
+    # Served under ASGI, where notification streams can stay open (listChanged).
+    asgi: bool = False
 
 
 # --------------------------------------------------------------------------- server identity
@@ -109,13 +111,24 @@ def server_info(rev: Revision) -> dict[str, Any]:
     return _server_info(rev.title_and_output_schema)
 
 
-def list_changed_supported() -> bool:
-    """Whether this deployment can deliver notifications/tools/list_changed (T-1)."""
-    return False
+def list_changed_supported(asgi: bool) -> bool:
+    """Whether this deployment can deliver notifications/tools/list_changed (T-1).
+
+    Only under ASGI: a WSGI worker cannot hold streams open while serving other requests.
+    """
+    from .notify.backends import NullNotifier, get_notifier
+
+    return asgi and not isinstance(get_notifier(), NullNotifier)
 
 
-def capabilities(rev: Revision) -> dict[str, Any]:
-    return {"logging": {}, "tools": {"listChanged": list_changed_supported()}}
+def capabilities(rev: Revision, asgi: bool) -> dict[str, Any]:
+    return {"logging": {}, "tools": {"listChanged": list_changed_supported(asgi)}}
+
+
+def tools_fingerprint(principal: Principal) -> tuple[str, int]:
+    """What ``principal`` sees now, as (fingerprint, catalog version)."""
+    catalog = get_catalog()
+    return catalog.fingerprint(principal, get_auth_backend().can_see), catalog.version
 
 
 def modern_meta() -> dict[str, Any]:
@@ -125,7 +138,7 @@ def modern_meta() -> dict[str, Any]:
 # --------------------------------------------------------------------------- sessions
 
 
-def create_session(req: Request, principal: Principal) -> tuple[bytes, str]:
+def create_session(req: Request, principal: Principal, *, asgi: bool) -> tuple[bytes, str]:
     """L-1..L-4: answer initialize and open a session row; returns (response, session id)."""
     params = req.params
     requested = params.get("protocolVersion")
@@ -141,10 +154,11 @@ def create_session(req: Request, principal: Principal) -> tuple[bytes, str]:
         client_info=client_info if isinstance(client_info, dict) else {},
         client_capabilities=caps if isinstance(caps, dict) else {},
         expires_at=McpSession.expiry(mcp_settings.SESSION_IDLE_SECONDS),
+        tools_fingerprint=tools_fingerprint(principal)[0] if list_changed_supported(asgi) else "",
     )
     result: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": capabilities(rev),
+        "capabilities": capabilities(rev, asgi),
         "serverInfo": server_info(rev),
     }
     if mcp_settings.INSTRUCTIONS:
@@ -248,7 +262,7 @@ def _discover(req: Request, ex: Exchange) -> bytes:
     result: dict[str, Any] = {
         "resultType": "complete",
         "supportedVersions": list(v.SUPPORTED_VERSIONS),
-        "capabilities": capabilities(ex.revision),
+        "capabilities": capabilities(ex.revision, ex.asgi),
         "ttlMs": mcp_settings.DISCOVER_TTL_MS,
         "cacheScope": "public",
         "_meta": modern_meta(),

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
+from django.core.cache import cache
 from django.core.exceptions import DisallowedHost
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -18,6 +21,7 @@ from . import services
 from .auth import AuthFailure, get_auth_backend
 from .conf import mcp_settings
 from .models import McpSession
+from .notify.hub import Listener, acquire_stream_slot, current_hub, get_hub, release_stream_slot
 from .protocol import errors as e
 from .protocol import sse
 from .protocol import versions as v
@@ -264,19 +268,20 @@ def _serve_sync(request: HttpRequest, message: Message, emit: Emit | None, cance
     except AuthFailure as exc:
         return _auth_reply(exc)
     headers = _headers(request)
+    asgi = isinstance(request, ASGIRequest)
     request_id = message.id if isinstance(message, Request) else None
     try:
         # V-2: a request carrying the 2026-07-28 _meta fields is modern whatever its method
         # (a modern "initialize" is a removed method: 404 + -32601).
         if isinstance(message, Request | Notification) and is_modern(message.params):
-            return _serve_modern(message, principal, headers, emit, cancelled)
+            return _serve_modern(message, principal, headers, emit, cancelled, asgi)
         if isinstance(message, Response) and headers.get("mcp-protocol-version") in v.MODERN_VERSIONS:
             # H-D2: 2026-07-28 clients never POST responses (the server sends no requests).
             raise e.invalid_request("Invalid Request: clients do not send JSON-RPC responses in 2026-07-28")
         if isinstance(message, Request) and message.method == "initialize":
-            body, session_id = services.create_session(message, principal)
+            body, session_id = services.create_session(message, principal, asgi=asgi)
             return Reply(200, body, {"Mcp-Session-Id": session_id})
-        return _serve_legacy(message, principal, headers, emit, cancelled)
+        return _serve_legacy(message, principal, headers, emit, cancelled, asgi)
     except McpError as exc:
         return _error_reply(exc, request_id)
 
@@ -287,12 +292,13 @@ def _serve_modern(
     headers: dict[str, str],
     emit: Emit | None,
     cancelled: CancelFlag,
+    asgi: bool,
 ) -> Reply:
     if isinstance(message, Notification):
         # D defines no client notification over HTTP; an accepted one still gets 202 (H-D2).
         return Reply(202)
     meta = read_modern_meta(headers, message.method, message.params)
-    ex = Exchange(meta.revision, principal, headers, modern=meta, emit=emit, cancelled=cancelled)
+    ex = Exchange(meta.revision, principal, headers, modern=meta, emit=emit, cancelled=cancelled, asgi=asgi)
     if message.method == "subscriptions/listen":
         return _listen(message, ex)
     outcome = services.handle_request(message, ex)
@@ -316,7 +322,12 @@ def _legacy_session(headers: dict[str, str], principal: Principal) -> McpSession
 
 
 def _serve_legacy(
-    message: Message, principal: Principal, headers: dict[str, str], emit: Emit | None, cancelled: CancelFlag
+    message: Message,
+    principal: Principal,
+    headers: dict[str, str],
+    emit: Emit | None,
+    cancelled: CancelFlag,
+    asgi: bool,
 ) -> Reply:
     session = _legacy_session(headers, principal)
     rev = v.get_revision(session.protocol_version)
@@ -327,7 +338,7 @@ def _serve_legacy(
         return Reply(202)
     # Legacy clients cancel with notifications/cancelled, possibly through another worker.
     cancelled.key = CancelFlag.cache_key(session.pk, message.id)
-    ex = Exchange(rev, principal, headers, session=session, emit=emit, cancelled=cancelled)
+    ex = Exchange(rev, principal, headers, session=session, emit=emit, cancelled=cancelled, asgi=asgi)
     outcome = services.handle_request(message, ex)
     if outcome is None:
         return Reply(200, stream=_empty_stream)
@@ -374,7 +385,7 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
         if isinstance(message, Notification):
             _accept_notification(message, session)
         elif isinstance(message, Request):
-            ex = Exchange(rev, principal, headers, session=session)
+            ex = Exchange(rev, principal, headers, session=session, asgi=isinstance(request, ASGIRequest))
             outcome = services.handle_request(message, ex)
             if outcome is not None:
                 responses.append(outcome[1])
@@ -385,6 +396,17 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
 
 # --------------------------------------------------------------------------- long-lived streams
 
+LIST_CHANGED = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+
+def _too_many_streams(principal: Principal) -> Reply:
+    limit = mcp_settings.MAX_STREAMS_PER_PRINCIPAL
+    return Reply(
+        429,
+        encode_error(None, McpError(e.INVALID_REQUEST, f"Too many open notification streams (limit {limit})")),
+        {"Retry-After": "5"},
+    )
+
 
 def _listen(message: Request, ex: Exchange) -> Reply:
     """H-D10: acknowledge the honoured subset first, then keep the stream open."""
@@ -392,7 +414,7 @@ def _listen(message: Request, ex: Exchange) -> Reply:
     if wanted is not None and not isinstance(wanted, dict):
         raise e.invalid_params("subscriptions/listen params.notifications must be an object")
     honoured: dict[str, Any] = {}
-    if isinstance(wanted, dict) and wanted.get("toolsListChanged") is True and services.list_changed_supported():
+    if isinstance(wanted, dict) and wanted.get("toolsListChanged") is True and services.list_changed_supported(ex.asgi):
         honoured["toolsListChanged"] = True
     meta = {v.META_SUBSCRIPTION_ID: message.id}
     ack = orjson.dumps(
@@ -403,15 +425,70 @@ def _listen(message: Request, ex: Exchange) -> Reply:
         }
     )
     final = orjson.dumps({"jsonrpc": "2.0", "id": message.id, "result": {"resultType": "complete", "_meta": meta}})
+    changed = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": meta}})
+    principal = ex.principal
+    if not honoured:
+
+        async def idle_stream() -> AsyncIterator[bytes]:
+            yield sse.event(ack)
+            async for chunk in _idle(mcp_settings.SSE_MAX_SECONDS):
+                yield chunk
+            yield sse.event(final)  # server-initiated end: the graceful listen result
+
+        return Reply(200, stream=idle_stream)
+    if not acquire_stream_slot(principal):
+        return _too_many_streams(principal)
+    fingerprint, version = services.tools_fingerprint(principal)
 
     async def stream() -> AsyncIterator[bytes]:
-        yield sse.event(ack)
-        async for chunk in _idle(mcp_settings.SSE_MAX_SECONDS):
-            yield chunk
-        # Server-initiated end: the graceful listen result, then close.
-        yield sse.event(final)
+        listener = Listener(principal, fingerprint, version)
+        try:
+            get_hub().register(listener)
+            yield sse.event(ack)
+            async for event in _notifications(listener, changed):
+                yield event
+            yield sse.event(final)
+        finally:
+            _closed(listener)
 
     return Reply(200, stream=stream)
+
+
+async def _notifications(
+    listener: Listener,
+    event: bytes,
+    still_ours: Callable[[str], Awaitable[bool]] | None = None,
+    after_send: Callable[[], Awaitable[None]] | None = None,
+) -> AsyncIterator[bytes]:
+    """The body of a notification stream: list_changed when it applies, keep-alives between."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + mcp_settings.SSE_MAX_SECONDS
+    interval = mcp_settings.SSE_KEEPALIVE_SECONDS
+    while True:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        wake = await listener.next(min(interval, remaining))
+        if wake == "closed":
+            return
+        if still_ours is not None and not await still_ours(wake):
+            return
+        if wake == "changed":
+            yield sse.event(event)
+            get_hub().sent()
+            if after_send is not None:
+                await after_send()
+        elif loop.time() < deadline:
+            yield sse.comment("keep-alive")
+
+
+def _closed(listener: Listener) -> None:
+    """Client gone, stream ended or server shutting down: forget the stream everywhere."""
+    hub = current_hub()
+    if hub is not None:
+        hub.unregister(listener)
+    # Runs inside a cancelled generator too: no await here.
+    asyncio.get_running_loop().run_in_executor(None, release_stream_slot, listener.principal)
 
 
 async def _idle(seconds: float) -> AsyncIterator[bytes]:
@@ -428,6 +505,10 @@ async def _idle(seconds: float) -> AsyncIterator[bytes]:
             yield sse.comment("keep-alive")
 
 
+def _get_stream_key(session_id: str) -> str:
+    return f"mcp_tools:get-stream:{session_id}"
+
+
 async def _get(request: HttpRequest) -> Reply:
     """H-11: the legacy standalone SSE stream; modern requests have none (H-D1)."""
     if not _accepts(request, "text/event-stream"):
@@ -435,31 +516,71 @@ async def _get(request: HttpRequest) -> Reply:
     headers = _headers(request)
     if not headers.get("mcp-session-id"):
         return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
+    asgi = isinstance(request, ASGIRequest)
 
-    def prepare() -> Reply | McpSession:
+    def prepare() -> Reply | tuple[McpSession, Listener | None, bool]:
         try:
             principal = _authenticate(request)
         except AuthFailure as exc:
             return _auth_reply(exc)
         try:
-            return _legacy_session(headers, principal)
+            session = _legacy_session(headers, principal)
         except McpError as exc:
             return _error_reply(exc)
+        if not services.list_changed_supported(asgi):
+            return session, None, False
+        if not acquire_stream_slot(principal):
+            return _too_many_streams(principal)
+        fingerprint, version = services.tools_fingerprint(principal)
+        heard = McpSession.objects.filter(pk=session.pk).values_list("tools_fingerprint", flat=True).first()
+        # A change the client missed while it had no stream open is sent at once.
+        missed = bool(heard) and heard != fingerprint
+        if heard != fingerprint:
+            McpSession.objects.filter(pk=session.pk).update(tools_fingerprint=fingerprint)
+        return session, Listener(principal, fingerprint, version), missed
 
     found = await run_sync(prepare)
     if isinstance(found, Reply):
         return found
-    rev = v.get_revision(found.protocol_version)
+    session, listener, missed = found
+    rev = v.get_revision(session.protocol_version)
     retry = mcp_settings.SSE_RETRY_MS
+    # H-9/H-11: a notification goes on one GET stream of the session: the newest one.
+    token = secrets.token_hex(8)
+    key = _get_stream_key(session.pk)
+    if listener is not None:
+        await cache.aset(key, token, timeout=int(mcp_settings.SSE_MAX_SECONDS) + 60)
+
+    async def still_ours(wake: str) -> bool:
+        if wake != "changed":
+            return True
+        return bool(await cache.aget(key) == token)
+
+    async def remember() -> None:
+        assert listener is not None
+        fingerprint = listener.fingerprint
+        await run_sync(lambda: McpSession.objects.filter(pk=session.pk).update(tools_fingerprint=fingerprint))
 
     async def stream() -> AsyncIterator[bytes]:
-        if rev.sse_priming:
-            yield sse.priming(f"{found.pk[:8]}-get-0", retry_ms=retry)
-        async for chunk in _idle(mcp_settings.SSE_MAX_SECONDS):
-            yield chunk
-        if rev.sse_priming:
-            # H-12: say when to come back before closing the connection.
-            yield b"retry: " + str(retry).encode() + b"\n\n"
+        try:
+            if rev.sse_priming:
+                yield sse.priming(f"{session.pk[:8]}-get-{token}", retry_ms=retry)
+            if listener is None:
+                async for chunk in _idle(mcp_settings.SSE_MAX_SECONDS):
+                    yield chunk
+            else:
+                get_hub().register(listener)
+                if missed:
+                    yield sse.event(LIST_CHANGED)
+                    get_hub().sent()
+                async for event in _notifications(listener, LIST_CHANGED, still_ours, remember):
+                    yield event
+            if rev.sse_priming:
+                # H-12: say when to come back before closing the connection.
+                yield b"retry: " + str(retry).encode() + b"\n\n"
+        finally:
+            if listener is not None:
+                _closed(listener)
 
     return Reply(200, stream=stream)
 

@@ -1,0 +1,38 @@
+"""list_changed fan-out: publish catalog changes after commit, deliver them to open streams."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DEFAULT_DB_ALIAS, transaction
+
+from .backends import BaseNotifier, get_notifier
+
+__all__ = ["BaseNotifier", "get_notifier", "publish_on_commit"]
+
+logger = logging.getLogger("mcp_tools.notify")
+
+
+def _publish() -> None:
+    try:
+        get_notifier().publish()
+    except Exception as exc:
+        # Listeners still catch up from the catalog version within NOTIFY_CATCHUP_SECONDS.
+        logger.warning("list_changed: publishing failed (%s); listeners will catch up", exc)
+
+
+_publish.mcp_publish = True  # type: ignore[attr-defined]
+
+
+def publish_on_commit(using: str | None = None) -> None:
+    """Publish once after the current transaction commits (never for a rolled-back one).
+
+    Called by every catalog-version bump; a transaction that bumps many times (a bulk
+    action over 500 tools) registers a single publication.
+    """
+    connection = transaction.get_connection(using or DEFAULT_DB_ALIAS)
+    if connection.in_atomic_block:
+        for entry in connection.run_on_commit:
+            if getattr(entry[1], "mcp_publish", False):
+                return
+    transaction.on_commit(_publish, using=using)
