@@ -1,7 +1,8 @@
 """Demo site settings: SQLite and in-process defaults, switchable through the environment.
 
 Environment: DJANGO_DEBUG, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, MCP_DATABASE ("sqlite" or
-"postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH.
+"postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH, MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL,
+MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND.
 """
 
 from __future__ import annotations
@@ -101,7 +102,13 @@ MCP_TOOLS = {
     "SSE_MAX_SECONDS": float(os.environ.get("MCP_SSE_MAX_SECONDS", "300")),
     "SSE_KEEPALIVE_SECONDS": float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", "15")),
     "THREAD_SENSITIVE": os.environ.get("MCP_THREAD_SENSITIVE") == "1",
+    # list_changed fan-out: "auto" picks LISTEN/NOTIFY on PostgreSQL, polling on SQLite.
+    "NOTIFIER": os.environ.get("MCP_NOTIFIER", "auto"),
+    "NOTIFIER_REDIS_URL": os.environ.get("MCP_NOTIFIER_REDIS_URL") or os.environ.get("REDIS_URL"),
+    "MAX_STREAMS_PER_PRINCIPAL": int(os.environ.get("MCP_MAX_STREAMS_PER_PRINCIPAL", "32")),
 }
+if os.environ.get("MCP_AUTH_BACKEND"):
+    MCP_TOOLS["AUTH_BACKEND"] = os.environ["MCP_AUTH_BACKEND"]
 
 LOGGING = {
     "version": 1,

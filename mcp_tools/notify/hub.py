@@ -28,7 +28,7 @@ from .backends import BaseNotifier, get_notifier
 logger = logging.getLogger("mcp_tools.notify")
 
 Wake = Literal["changed", "idle", "closed"]
-STATS_SECONDS = 10.0
+STATS_SECONDS = 20
 
 
 class Listener:
@@ -188,15 +188,15 @@ class Hub:
         rounds = 0
         while True:
             current = (len(self.listeners), self.events_sent)
-            # Write on change, and every third round anyway as a heartbeat.
-            if current != self._stats_written or rounds % 3 == 0:
+            # Write at most once a second on change, and as a heartbeat every STATS_SECONDS.
+            if current != self._stats_written or rounds % int(STATS_SECONDS) == 0:
                 try:
                     await run_sync(_write_stats, self.process, self.notifier.name, *current)
                     self._stats_written = current
                 except Exception as exc:
                     logger.debug("list_changed: cannot write stream stats (%s)", exc)
             rounds += 1
-            await asyncio.sleep(STATS_SECONDS)
+            await asyncio.sleep(1.0)
 
 
 def _write_stats(process: str, notifier: str, listeners: int, events_sent: int) -> None:

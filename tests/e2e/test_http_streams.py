@@ -201,7 +201,8 @@ def test_listen_stream(stream_server: LiveServer) -> None:
     )
     ack, final = messages[0], messages[-1]
     assert ack["method"] == "notifications/subscriptions/acknowledged"
-    assert ack["params"]["notifications"] == {}
+    # Under ASGI the server delivers list_changed, so toolsListChanged is honoured; prompts never.
+    assert ack["params"]["notifications"] == {"toolsListChanged": True}
     assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == final["id"]
     assert final["result"] == {
         "resultType": "complete",

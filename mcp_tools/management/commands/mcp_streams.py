@@ -28,8 +28,7 @@ class Command(BaseCommand):
         for row in rows:
             state = "" if row.is_live else "  (stopped)"
             self.stdout.write(
-                f"{row.process:<32} {row.notifier:<9} listeners={row.listeners:<6} "
-                f"sent={row.events_sent}{state}"
+                f"{row.process:<32} {row.notifier:<9} listeners={row.listeners:<6} sent={row.events_sent}{state}"
             )
             if row.is_live:
                 listeners += row.listeners

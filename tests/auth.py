@@ -1,0 +1,27 @@
+"""A test authentication backend for servers started by the suite (not for production).
+
+``X-Test-User: name scope1 scope2`` names the caller and its scopes. A tool is visible when its
+name is one of the scopes or the scopes hold ``all``: it depends only on the tool and the
+scopes, as ``can_see`` must, so two callers can see different lists without the OAuth setup.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+
+from mcp_tools.auth import AuthFailure, BaseAuthBackend
+from mcp_tools.catalog import CompiledTool
+from mcp_tools.types import Principal
+
+
+class ScopeHeaderBackend(BaseAuthBackend):
+    def authenticate(self, request: HttpRequest) -> Principal:
+        raw = request.headers.get("x-test-user")
+        if not raw:
+            raise AuthFailure(401, "invalid_token", "Authentication required", {"WWW-Authenticate": "Bearer"})
+        name, *scopes = raw.split()
+        return Principal(key=f"user:{name}", scopes=frozenset(scopes))
+
+    def can_see(self, tool: CompiledTool, principal: Principal) -> bool:
+        scopes = principal.scopes or frozenset()
+        return "all" in scopes or tool.name in scopes

@@ -1,0 +1,114 @@
+"""Publishing catalog changes: after commit only, once per transaction; per-listener fingerprints."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+
+from mcp_tools.auth import BaseAuthBackend
+from mcp_tools.catalog import get_catalog
+from mcp_tools.models import Tool
+from mcp_tools.notify import backends
+from mcp_tools.notify.hub import acquire_stream_slot, release_stream_slot
+from mcp_tools.types import Principal
+
+
+class RecordingNotifier(backends.BaseNotifier):
+    """A real notifier that keeps what it published in memory (one process, for tests)."""
+
+    name = "recording"
+    published: list[str] = []
+
+    def publish(self) -> None:
+        self.published.append("catalog")
+
+
+@pytest.fixture
+def recording(settings: Any) -> Iterator[list[str]]:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "NOTIFIER": "tests.integration.test_notify.RecordingNotifier"}
+    backends.reset()
+    RecordingNotifier.published = []
+    yield RecordingNotifier.published
+    backends.reset()
+
+
+@pytest.fixture
+def tools(db: None) -> None:
+    call_command("load_demo_tools", stdout=io.StringIO())
+
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_save_outside_a_transaction_publishes_once(tools: None, recording: list[str]) -> None:
+    tool = Tool.objects.get(name="echo")
+    tool.description = "changed"
+    tool.save()
+    assert recording == ["catalog"]
+
+
+def test_rolled_back_change_publishes_nothing(tools: None, recording: list[str]) -> None:
+    with transaction.atomic():
+        tool = Tool.objects.get(name="echo")
+        tool.enabled = False
+        tool.save()
+        Tool.objects.filter(name="add").delete()
+        transaction.set_rollback(True)
+    assert recording == []
+    assert Tool.objects.get(name="echo").enabled
+
+
+def test_rolled_back_savepoint_keeps_the_outer_change(tools: None, recording: list[str]) -> None:
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                Tool.objects.filter(name="echo").update(enabled=False)
+                raise RuntimeError("undo the inner block")
+        except RuntimeError:
+            pass
+        Tool.objects.filter(name="add").update(enabled=False)
+    assert recording == ["catalog"]
+
+
+def test_500_changes_in_one_transaction_publish_once(tools: None, recording: list[str]) -> None:
+    with transaction.atomic():
+        for i in range(500):
+            Tool.objects.create(name=f"bulk_{i:03d}", handler_key="demo.echo", input_schema={"type": "object"})
+    assert recording == ["catalog"]
+    Tool.objects.filter(name__startswith="bulk_").delete()  # post_delete bumps 500 times, one transaction
+    assert recording == ["catalog", "catalog"]
+
+
+class NamedScopes(BaseAuthBackend):
+    def can_see(self, tool: Any, principal: Principal) -> bool:
+        return tool.name in (principal.scopes or ())
+
+
+def test_fingerprint_moves_only_for_principals_who_see_the_change(tools: None) -> None:
+    backend = NamedScopes()
+    alice = Principal("user:alice", scopes=frozenset({"echo", "add"}))
+    carol = Principal("user:carol", scopes=frozenset({"get_weather"}))
+    before = get_catalog()
+    tool = Tool.objects.get(name="echo")
+    tool.description = "new words"
+    tool.save()
+    after = get_catalog()
+    assert after.version > before.version
+    assert before.fingerprint(alice, backend.can_see) != after.fingerprint(alice, backend.can_see)
+    assert before.fingerprint(carol, backend.can_see) == after.fingerprint(carol, backend.can_see)
+
+
+def test_open_streams_are_bounded_per_principal(settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_STREAMS_PER_PRINCIPAL": 2}
+    alice = Principal("user:alice")
+    assert acquire_stream_slot(alice)
+    assert acquire_stream_slot(alice)
+    assert not acquire_stream_slot(alice)
+    assert acquire_stream_slot(Principal("user:bob"))  # the bound is per principal
+    release_stream_slot(alice)
+    assert acquire_stream_slot(alice)
