@@ -119,6 +119,9 @@ mcp_settings = McpSettings()
 def _reload(*, setting: str, **kwargs: Any) -> None:
     if setting in ("MCP_TOOLS", "SECRET_KEY"):
         mcp_settings.reload()
+        from .auth.base import _instantiate
+
+        _instantiate.cache_clear()  # backends read their settings when created
 
 
 setting_changed.connect(_reload)
