@@ -71,17 +71,16 @@ def advertised_scopes(catalog: Catalog) -> list[str]:
     """The scopes for PRM ``scopes_supported`` and the 401 ``scope``: see SCOPE_ADVERTISING."""
     from ..conf import mcp_settings
 
-    cached = getattr(catalog, "_advertised_scopes", None)
-    if cached is not None:
-        return list(cached)
-    active = catalog.scopes.closure
-    if mcp_settings.SCOPE_ADVERTISING == "progressive":
-        names = set(catalog.scopes.advertised)
-    else:
-        names = {s for tool in catalog.tools for s in tool.required_scopes if s in active}
-    result = sorted(names)
-    catalog._advertised_scopes = result  # type: ignore[attr-defined]
-    return list(result)
+    mode = mcp_settings.SCOPE_ADVERTISING
+    cache: dict[str, list[str]] = catalog.__dict__.setdefault("_advertised_scopes", {})
+    if mode not in cache:
+        active = catalog.scopes.closure
+        if mode == "progressive":
+            names = set(catalog.scopes.advertised)
+        else:
+            names = {s for tool in catalog.tools for s in tool.required_scopes if s in active}
+        cache[mode] = sorted(names)  # computed once per catalog version
+    return list(cache[mode])
 
 
 def _quote(value: str) -> str:

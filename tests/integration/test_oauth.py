@@ -621,3 +621,20 @@ def test_audit_admin_lists_and_filters(admin_client: Any, oauth: None, alice: Us
     assert "echo" in page.content.decode()
     assert admin_client.get("/admin/mcp_tools/scope/").status_code == 200
     assert admin_client.get("/admin/mcp_tools/scope/add/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://testserver/mcp", []),
+        (None, ["mcp_tools.E002"]),
+        ("http://testserver/mcp/", ["mcp_tools.E002"]),
+        ("HTTP://TestServer/mcp", ["mcp_tools.E002"]),
+        ("http://elsewhere/mcp", ["mcp_tools.W003"]),
+    ],
+)
+def test_oauth_checks(settings: Any, url: str | None, expected: list[str]) -> None:
+    from mcp_tools.checks import check_settings
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend", "RESOURCE_URL": url}
+    assert [m.id for m in check_settings()] == expected
