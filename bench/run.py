@@ -88,7 +88,7 @@ def post(url: str, body: bytes, headers: list[tuple[str, str]]) -> tuple[int, di
         return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
 
 
-def open_session(url: str) -> str:
+def open_session(url: str, extra: list[tuple[str, str]] | None = None) -> str:
     """Legacy shape: initialize once and send notifications/initialized; returns the session id."""
     init = {
         "jsonrpc": "2.0",
@@ -96,7 +96,7 @@ def open_session(url: str) -> str:
         "method": "initialize",
         "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
     }
-    headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
+    headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"), *(extra or [])]
     status, got, body = post(url, json.dumps(init).encode(), headers)
     session_id = got.get("mcp-session-id")
     if status != 200 or not session_id:
@@ -165,6 +165,22 @@ def start_server(name: str, kind: str, stack: str, settings: str, env: dict[str,
         except OSError:
             time.sleep(0.1)
     raise SystemExit(f"{name} did not become ready:\n{log_path.read_text(errors='replace')}")
+
+
+def start_auth_server(tmp: Path, db: Path, tools: int) -> tuple[Server, list[tuple[str, str]]]:
+    """Ours with MCP_AUTH=oauth on the default stack, and a bearer token for every scope."""
+    resource = f"http://{HOST}/mcp"  # the audience is the setting, not the port serving it
+    env = {**base_env(tmp, db), "BENCH_MIDDLEWARE": "default", "MCP_AUTH": "oauth", "MCP_RESOURCE_URL": resource}
+    manage_env = {**env, "DJANGO_SETTINGS_MODULE": "project.settings"}
+    for args in (["demo_superuser"], ["mcp_token", "--user", "admin", "--scopes", "all", "--expires", "86400"]):
+        out = subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=manage_env, capture_output=True, text=True, check=False
+        )
+        if out.returncode != 0:
+            raise SystemExit(f"{args[0]} failed:\n{out.stdout}\n{out.stderr}")
+    token = out.stdout.strip().splitlines()[-1]
+    server = start_server("ours-auth", "ours", "default", "project.settings", env, tmp, tools)
+    return server, [("Authorization", f"Bearer {token}")]
 
 
 def stop_server(server: Server) -> None:
@@ -278,6 +294,8 @@ def base_env(tmp: Path, db: Path) -> dict[str, str]:
             "MCP_SQLITE_PATH": str(db),
             "PYTHONUNBUFFERED": "1",
             "PYTHONPATH": str(ROOT),
+            # Counted (the limiter's cost is measured) but never reached by one benchmark client.
+            "MCP_RATE_LIMIT": "1000000000/h",
         }
     )
     return env
@@ -400,6 +418,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--stacks", default="default,empty", help=f"middleware stacks: {', '.join(STACKS)}")
     parser.add_argument("--shapes", default="modern,legacy")
     parser.add_argument("--methods", default="tools/list,tools/call")
+    parser.add_argument(
+        "--no-auth", dest="auth", action="store_false", help="skip the run with OAuth token validation on"
+    )
     parser.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto")
     parser.add_argument("--output", type=Path, default=RESULTS / "latest.json")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
@@ -518,6 +539,9 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
             server = start_server(f"ours-{stack}", "ours", stack, settings, env, tmp, args.tools)
             started.append(server)
             ours[stack] = server
+        auth_server, auth_headers = start_auth_server(tmp, dbs[args.tools], args.tools) if args.auth else (None, [])
+        if auth_server is not None:
+            started.append(auth_server)
         scaled: dict[int, Server] = {}
         for size in args.scale:
             env = {**base_env(tmp, dbs[size]), "BENCH_MIDDLEWARE": "default"}
@@ -571,6 +595,22 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
                         raise SystemExit(f"{server.name} {shape} {method}: unexpected answer {status} {answer[:200]!r}")
                     jobs[(stack, shape, method, "bare")] = Job(server, ours_job.body_file, ours_job.headers, 0)
 
+        # Token validation on: the default stack's requests plus a bearer token (DOTBackend).
+        if auth_server is not None:
+            if "legacy" in args.shapes:
+                auth_server.session_id = open_session(auth_server.url, auth_headers)
+            for shape in args.shapes:
+                for method in args.methods:
+                    body, headers = request_for(shape, method, auth_server.session_id)
+                    headers = headers + auth_headers
+                    status, _, answer = post(auth_server.url, body, headers)
+                    problem = f"HTTP {status}" if status != 200 else check_ours(answer, method, page_size)
+                    if problem:
+                        raise SystemExit(f"{auth_server.name} {shape} {method}: {problem}")
+                    body_file = tmp / f"auth-{shape}-{method.replace('/', '_')}.json"
+                    body_file.write_bytes(body)
+                    jobs[("auth", shape, method, "ours")] = Job(auth_server, body_file, headers, 0)
+
         # Scaling: the first page and a page from the middle of the catalog, on each size.
         scale_jobs: dict[tuple[int, str], Job] = {}
         for size, server in scaled.items():
@@ -596,7 +636,12 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
             for method in args.methods
             for c in args.concurrency
         ]
-        total_runs = (len(cells) * 2 + len(scale_jobs)) * args.reps
+        auth_cells = (
+            [(shape, method, c) for shape in args.shapes for method in args.methods for c in args.concurrency]
+            if auth_server is not None and "default" in args.stacks
+            else []
+        )
+        total_runs = (len(cells) * 2 + len(scale_jobs) + len(auth_cells)) * args.reps
         estimate = total_runs * (args.duration + 0.5) + (len(cells) * 2 + len(scale_jobs)) * args.warmup
         print(f"\n{total_runs} measured runs, about {estimate / 60:.1f} min\n")
 
@@ -625,6 +670,16 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
                         + noisy(result),
                         flush=True,
                     )
+            for shape, method, c in auth_cells:
+                result = run_load(job_for("auth", shape, method, "ours", c), args.duration, loadgen)
+                measured.setdefault(("auth", shape, method, c), []).append(result)
+                print(
+                    f"  rep {rep + 1}/{args.reps} auth default {shape:<7} {method:<10} c={c:<3}"
+                    f"{result['rps']:8.0f} rps  p50 {result['p50_ms']:6.2f} ms  p99 {result['p99_ms']:7.2f} ms"
+                    + (f"  ERRORS {result['error_detail']}" if result["errors"] else "")
+                    + noisy(result),
+                    flush=True,
+                )
             for (size, page), job in scale_jobs.items():
                 result = run_load(job, args.duration, loadgen)
                 measured.setdefault(("scale", size, page), []).append(result)
@@ -655,6 +710,32 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
     print(f"\nResults ({args.tools} tools; medians of {args.reps}; ratio = ours rps / bare rps, target >= "
           f"{TARGET_RATIO}; latencies in ms)\n")  # fmt: skip
     print_table(rows)
+
+    auth_rows = []
+    if auth_cells:
+        print("\nToken validation on (DOTBackend, default stack): ours-with-auth vs ours-without-auth and vs bare")
+        for shape, method, c in auth_cells:
+            a = median_of(measured[("auth", shape, method, c)])
+            o = median_of(measured[("default", shape, method, c, "ours")])
+            b = median_of(measured[("default", shape, method, c, "bare")])
+            entry = {
+                "shape": shape,
+                "method": method,
+                "concurrency": c,
+                "auth": a,
+                "auth_over_ours_rps": ratio(a["rps"], o["rps"]),
+                "auth_over_bare_rps": ratio(a["rps"], b["rps"]),
+                "auth_cpu_us_per_req": a["cpu_us_per_req"],
+                "ours_cpu_us_per_req": o["cpu_us_per_req"],
+            }
+            auth_rows.append(entry)
+            print(
+                f"  {shape:<7}{method:<11}c={c:<3} auth {a['rps']:8.0f} rps, ours {o['rps']:8.0f}, bare "
+                f"{b['rps']:8.0f}: auth/ours {fmt(entry['auth_over_ours_rps'], '.2f')}, auth/bare "
+                f"{fmt(entry['auth_over_bare_rps'], '.2f')}; CPU {fmt(a['cpu_us_per_req'], '.0f')} vs "
+                f"{fmt(o['cpu_us_per_req'], '.0f')} us/req"
+            )
+    report["auth"] = auth_rows
 
     scaling: list[dict[str, Any]] = []
     if len(args.scale) >= 2:

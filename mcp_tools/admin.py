@@ -8,16 +8,17 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from .forms import TOOL_FIELDSETS, ToolForm
-from .models import McpSession, StreamStats, Tool
+from .models import AuditEvent, McpSession, Scope, StreamStats, Tool
 
 
 @admin.register(Tool)
 class ToolAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     form = ToolForm
     list_display = ("name", "title", "handler_key", "enabled", "version", "updated_at")
-    list_filter = ("enabled", "handler_key", "task_support")
+    list_filter = ("enabled", "handler_key", "task_support", "required_scopes")
     search_fields = ("name", "title", "description")
     readonly_fields = ("version", "created_at", "updated_at", "created_by", "updated_by")
+    filter_horizontal = ("required_scopes",)
     actions = ("enable_tools", "disable_tools")
     fieldsets = (
         *TOOL_FIELDSETS,
@@ -59,6 +60,29 @@ class StreamStatsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     @admin.display(boolean=True, description="live")
     def live(self, obj: StreamStats) -> bool:
         return obj.is_live
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Scope)
+class ScopeAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("name", "description", "advertised", "active")
+    list_filter = ("advertised", "active")
+    search_fields = ("name", "description")
+    filter_horizontal = ("implies", "groups")
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("created_at", "tool_name", "tool_version", "principal_key", "client_id", "outcome", "duration_ms")
+    list_filter = ("outcome", "tool_name", "protocol_version", "created_at")
+    search_fields = ("principal_key", "client_id", "tool_name", "request_id")
+    date_hierarchy = "created_at"
+    readonly_fields = [f.name for f in AuditEvent._meta.fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

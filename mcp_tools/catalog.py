@@ -36,6 +36,8 @@ class CompiledTool:
     handler_config: dict[str, Any]
     required_scopes: frozenset[str]
     param_headers: tuple[ParamHeader, ...]
+    rate_limit: str = ""
+    sensitive_arguments: frozenset[str] = frozenset()
     _input_validator: Validator | None = field(default=None, repr=False)
     _output_validator: Validator | None = field(default=None, repr=False)
 
@@ -61,9 +63,52 @@ class CompiledTool:
 VisibilityCheck = Callable[[CompiledTool, Principal], bool]
 
 
+@dataclass(frozen=True, slots=True)
+class ScopeInfo:
+    """The active scopes of one catalog version and what each implies (transitively)."""
+
+    closure: dict[str, frozenset[str]] = field(default_factory=dict)
+    advertised: frozenset[str] = frozenset()
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def expand(self, granted: frozenset[str] | set[str]) -> frozenset[str]:
+        """The granted scopes that are active, plus everything they imply."""
+        out: set[str] = set()
+        for name in granted:
+            implied = self.closure.get(name)
+            if implied is not None:
+                out |= implied
+        return frozenset(out)
+
+
+def build_scope_info(rows: list[tuple[str, str, bool]], edges: list[tuple[str, str]]) -> ScopeInfo:
+    """``rows``: (name, description, advertised) of active scopes; ``edges``: (scope, implied)."""
+    active = {name for name, _, _ in rows}
+    direct: dict[str, set[str]] = {name: set() for name in active}
+    for source, target in edges:
+        if source in active and target in active:
+            direct[source].add(target)
+    closure: dict[str, frozenset[str]] = {}
+    for name in active:
+        seen = {name}
+        stack = [name]
+        while stack:
+            for nxt in direct[stack.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        closure[name] = frozenset(seen)
+    return ScopeInfo(
+        closure=closure,
+        advertised=frozenset(name for name, _, adv in rows if adv),
+        descriptions={name: description for name, description, _ in rows},
+    )
+
+
 class Catalog:
-    def __init__(self, version: int, tools: list[CompiledTool]) -> None:
+    def __init__(self, version: int, tools: list[CompiledTool], scopes: ScopeInfo | None = None) -> None:
         self.version = version
+        self.scopes = scopes or ScopeInfo()
         self.tools = sorted(tools, key=lambda t: t.name)
         self.names = [t.name for t in self.tools]
         self.by_name = {t.name: t for t in self.tools}
@@ -170,7 +215,17 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         handler_config=row["handler_config"] or {},
         required_scopes=frozenset(row.get("required_scopes") or ()),
         param_headers=headers,
+        rate_limit=row.get("rate_limit") or "",
+        sensitive_arguments=_sensitive(row),
     )
+
+
+def _sensitive(row: dict[str, Any]) -> frozenset[str]:
+    names = {n for n in row.get("sensitive_arguments") or () if isinstance(n, str)}
+    properties = (row["input_schema"] or {}).get("properties")
+    if isinstance(properties, dict):
+        names |= {k for k, v in properties.items() if isinstance(v, dict) and v.get("writeOnly") is True}
+    return frozenset(names)
 
 
 TOOL_FIELDS = (
@@ -190,6 +245,8 @@ TOOL_FIELDS = (
     "handler_key",
     "handler_config",
     "version",
+    "rate_limit",
+    "sensitive_arguments",
 )
 
 _current: Catalog | None = None
@@ -199,7 +256,7 @@ _build_lock = threading.Lock()
 def get_catalog() -> Catalog:
     """The catalog of the current version: one query, plus one more when the version moved."""
     global _current
-    from .models import CatalogVersion, Tool
+    from .models import CatalogVersion, Scope, Tool
 
     version = CatalogVersion.current()
     catalog = _current
@@ -210,13 +267,26 @@ def get_catalog() -> Catalog:
         if catalog is not None and catalog.version == version:
             return catalog
         rows = list(Tool.objects.enabled().order_by().values(*TOOL_FIELDS))
+        # A few more queries on a rebuild only: required scopes, active scopes, implications.
+        required: dict[int, set[str]] = {}
+        links = Tool.required_scopes.through.objects.values_list("tool_id", "scope__name")
+        for tool_id, scope_name in links:
+            required.setdefault(tool_id, set()).add(scope_name)
+        for row in rows:
+            row["required_scopes"] = required.get(row["pk"], ())
+        scope_rows = list(Scope.objects.filter(active=True).values_list("name", "description", "advertised"))
+        edges = list(Scope.implies.through.objects.values_list("from_scope__name", "to_scope__name"))
+        scopes = build_scope_info(scope_rows, edges)
         # Reuse compiled tools (and their validators) whose row version did not change.
         previous = {t.pk: t for t in catalog.tools} if catalog is not None else {}
         tools = []
         for row in rows:
             old = previous.get(row["pk"])
-            tools.append(old if old is not None and old.version == row["version"] else compile_tool(row))
-        catalog = Catalog(version, tools)
+            if old is not None and old.version == row["version"] and old.required_scopes == row["required_scopes"]:
+                tools.append(old)
+            else:
+                tools.append(compile_tool(row))
+        catalog = Catalog(version, tools, scopes)
         _current = catalog
         return catalog
 

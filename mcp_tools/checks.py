@@ -3,6 +3,8 @@
 - mcp_tools.E001: MCP_TOOLS is not a valid settings dict (unknown key, bad import).
 - mcp_tools.W001: an enabled tool names a handler key that no code registered.
 - mcp_tools.W002: an enabled tool's stored schema is no longer valid.
+- mcp_tools.E002: an OAuth backend is configured without a usable RESOURCE_URL.
+- mcp_tools.W003: DOT's issuer is not the first of the PRM authorization_servers.
 """
 
 from __future__ import annotations
@@ -23,6 +25,41 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
             getattr(mcp_settings, name)
     except ImproperlyConfigured as exc:
         return [Error(str(exc), hint="Fix the MCP_TOOLS setting; see the README.", id="mcp_tools.E001")]
+    return check_oauth()
+
+
+def check_oauth() -> list[CheckMessage]:
+    from urllib.parse import urlsplit
+
+    from .auth.oauth import OAuthBackend, authorization_servers, canonical_resource
+    from .conf import mcp_settings
+
+    backend = mcp_settings.AUTH_BACKEND
+    if not (isinstance(backend, type) and issubclass(backend, OAuthBackend)):
+        return []
+    url = mcp_settings.RESOURCE_URL
+    parts = urlsplit(str(url or ""))
+    if not url or parts.scheme not in ("http", "https") or not parts.hostname:
+        return [Error("MCP_TOOLS['RESOURCE_URL'] must be the absolute URL of the endpoint", id="mcp_tools.E002")]
+    if canonical_resource(str(url)) != str(url):
+        return [
+            Error(
+                f"MCP_TOOLS['RESOURCE_URL'] is not canonical: use {canonical_resource(str(url))!r}",
+                hint="Lowercase scheme and host, no default port, no trailing slash, query or fragment (A-8).",
+                id="mcp_tools.E002",
+            )
+        ]
+    from django.conf import settings
+
+    issuer = (getattr(settings, "OAUTH2_PROVIDER", None) or {}).get("OIDC_ISS_ENDPOINT")
+    if issuer and issuer != authorization_servers()[0]:
+        return [
+            Warning(
+                f"OAUTH2_PROVIDER['OIDC_ISS_ENDPOINT'] ({issuer}) is not the PRM authorization server "
+                f"({authorization_servers()[0]}); clients reject metadata whose issuer differs",
+                id="mcp_tools.W003",
+            )
+        ]
     return []
 
 

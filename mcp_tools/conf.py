@@ -56,6 +56,31 @@ DEFAULTS: dict[str, Any] = {
     "NOTIFY_CATCHUP_SECONDS": 15.0,
     # Open notification streams (GET and subscriptions/listen) per principal; 0: no bound.
     "MAX_STREAMS_PER_PRINCIPAL": 32,
+    # OAuth resource server. RESOURCE_URL is the canonical URL of the endpoint (no trailing
+    # slash): the PRM "resource", the audience tokens must be bound to, the challenges' base.
+    "RESOURCE_URL": None,
+    # PRM authorization_servers; empty: the origin of RESOURCE_URL (DOT on the same site).
+    "AUTHORIZATION_SERVERS": [],
+    "RESOURCE_NAME": "",
+    # Scopes named in 401 challenges and PRM scopes_supported: "all" (every active scope a
+    # tool requires) or "progressive" (only scopes marked advertised; the rest by step-up).
+    "SCOPE_ADVERTISING": "all",
+    # Accept client-credentials tokens (no user); their principal key is client:<client_id>.
+    "ALLOW_CLIENT_CREDENTIALS": False,
+    # External authorization server (mcp_tools.auth.JWTBackend): issuer, jwks_uri, audiences
+    # (default [RESOURCE_URL]), algorithms, scope_claim, user_claim, leeway, jwks_cache_seconds.
+    "JWT": {},
+    # Rate limits through Django's cache: "<count>/<s|m|h|d>" per principal and tool; a tool
+    # row may override it; None or "" turns the site default off.
+    "RATE_LIMIT": "120/m",
+    # Dynamic client registrations per client IP ("<count>/<period>").
+    "REGISTRATION_RATE_LIMIT": "20/h",
+    # Redirect URI schemes DCR accepts besides https and loopback http (e.g. ["cursor", "vscode"]).
+    "PRIVATE_REDIRECT_SCHEMES": [],
+    # Audit trail: one AuditEvent per tools/call; argument names always redacted; retention.
+    "AUDIT_ENABLED": True,
+    "AUDIT_REDACT_NAMES": ["password", "secret", "token", "api_key", "apikey", "authorization"],
+    "AUDIT_RETENTION_DAYS": 90,
 }
 
 IMPORT_STRINGS = ("AUTH_BACKEND",)
@@ -108,6 +133,9 @@ mcp_settings = McpSettings()
 def _reload(*, setting: str, **kwargs: Any) -> None:
     if setting in ("MCP_TOOLS", "SECRET_KEY"):
         mcp_settings.reload()
+        from .auth.base import _instantiate
+
+        _instantiate.cache_clear()  # backends read their settings when created
 
 
 setting_changed.connect(_reload)

@@ -13,6 +13,7 @@ from .registry import registry
 TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
     (None, {"fields": ("name", "title", "description", "enabled")}),
     ("Handler", {"fields": ("handler_key", "handler_config")}),
+    ("Access", {"fields": ("required_scopes", "rate_limit", "sensitive_arguments")}),
     ("Schemas", {"fields": ("input_schema", "output_schema")}),
     (
         "Annotations",

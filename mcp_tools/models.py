@@ -79,6 +79,26 @@ class Tool(models.Model):
     handler_config = models.JSONField(
         _("handler config"), default=dict, blank=True, help_text=_("Checked against the handler's config schema.")
     )
+    required_scopes = models.ManyToManyField(
+        "mcp_tools.Scope",
+        verbose_name=_("required scopes"),
+        blank=True,
+        related_name="tools",
+        help_text=_("A token must hold all of them (implied scopes count) to see and call the tool."),
+    )
+    rate_limit = models.CharField(
+        _("rate limit"),
+        max_length=32,
+        blank=True,
+        validators=[RegexValidator(r"^(off|\d+/\d*[smhd])$", _('"<count>/<period>" (e.g. 10/m, 100/h) or "off".'))],
+        help_text=_('Calls per principal, e.g. "10/m" or "500/h"; "off" for none; empty: the site default.'),
+    )
+    sensitive_arguments = models.JSONField(
+        _("sensitive arguments"),
+        default=list,
+        blank=True,
+        help_text=_("Argument names whose values the audit trail redacts (also schema properties with writeOnly)."),
+    )
     version = models.PositiveIntegerField(_("version"), default=1, editable=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
@@ -136,6 +156,10 @@ class Tool(models.Model):
             isinstance(i, dict) and isinstance(i.get("src"), str) for i in self.icons
         ):
             errors.setdefault("icons", []).append("Icons must be a list of objects, each with a string src.")
+        if not isinstance(self.sensitive_arguments, list) or not all(
+            isinstance(n, str) for n in self.sensitive_arguments
+        ):
+            errors.setdefault("sensitive_arguments", []).append("A list of argument names (strings).")
         kind = registry.get(self.handler_key)
         if kind is None:
             errors.setdefault("handler_key", []).append(f"No handler is registered under {self.handler_key!r}.")
@@ -240,3 +264,96 @@ class StreamStats(models.Model):
     @property
     def is_live(self) -> bool:
         return self.heartbeat_at >= timezone.now() - timedelta(seconds=STATS_STALE_SECONDS)
+
+
+SCOPE_NAME_RE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,100}$")  # RFC 6749 scope-token
+
+
+class Scope(models.Model):
+    """An OAuth scope: what the authorization server grants and tools require."""
+
+    name = models.CharField(
+        _("name"),
+        max_length=100,
+        unique=True,
+        validators=[RegexValidator(SCOPE_NAME_RE, _("Visible ASCII without spaces, quotes or backslashes."))],
+    )
+    description = models.CharField(
+        _("description"), max_length=300, blank=True, help_text=_("Shown to people on the consent page.")
+    )
+    advertised = models.BooleanField(
+        _("advertised"),
+        default=True,
+        help_text=_("Listed in scopes_supported and challenges (progressive mode lists only these)."),
+    )
+    active = models.BooleanField(_("active"), default=True, help_text=_("Inactive scopes are never granted."))
+    implies = models.ManyToManyField(
+        "self",
+        verbose_name=_("implies"),
+        symmetrical=False,
+        blank=True,
+        related_name="implied_by",
+        help_text=_("Holding this scope also grants these (transitively), e.g. notes:write implies notes:read."),
+    )
+    groups = models.ManyToManyField(
+        "auth.Group",
+        verbose_name=_("restricted to groups"),
+        blank=True,
+        related_name="+",
+        help_text=_("Empty: any user may be granted it; otherwise only members of these groups."),
+    )
+
+    class Meta:
+        ordering = ("name",)
+        verbose_name = _("scope")
+        verbose_name_plural = _("scopes")
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        with transaction.atomic(using=kwargs.get("using")):
+            super().save(*args, **kwargs)
+            CatalogVersion.bump()
+
+
+class AuditOutcome(models.TextChoices):
+    OK = "ok", _("OK")
+    TOOL_ERROR = "tool_error", _("Tool error")
+    INVALID = "invalid", _("Invalid arguments")
+    DENIED = "denied", _("Insufficient scope")
+    RATE_LIMITED = "rate_limited", _("Rate limited")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+class AuditEvent(models.Model):
+    """One tools/call: who, which tool and version, what (redacted), how it ended, how long."""
+
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    principal_key = models.CharField(_("principal"), max_length=255, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+    )
+    client_id = models.CharField(_("client"), max_length=255, blank=True, db_index=True)
+    tool_name = models.CharField(_("tool"), max_length=128, db_index=True)
+    tool_version = models.PositiveIntegerField(_("tool version"), null=True)
+    arguments = models.JSONField(_("arguments (summary)"), default=dict, blank=True)
+    outcome = models.CharField(_("outcome"), max_length=16, choices=AuditOutcome.choices, db_index=True)
+    detail = models.CharField(_("detail"), max_length=300, blank=True)
+    duration_ms = models.FloatField(_("duration (ms)"), default=0)
+    request_id = models.CharField(_("request id"), max_length=100, blank=True)
+    protocol_version = models.CharField(_("protocol version"), max_length=16, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        verbose_name = _("audit event")
+        verbose_name_plural = _("audit events")
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} by {self.principal_key} ({self.outcome})"

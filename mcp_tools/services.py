@@ -20,8 +20,8 @@ from django.core.cache import cache
 from django.db import connections, router
 from django.utils import timezone
 
-from . import __version__
-from .auth import get_auth_backend
+from . import __version__, audit, ratelimit
+from .auth import AuthFailure, get_auth_backend
 from .catalog import CompiledTool, get_catalog
 from .conf import mcp_settings
 from .exceptions import ToolCancelled, ToolError
@@ -231,6 +231,8 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
             raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
         body = method(req, ex)
         return None if body is None else (200, body)
+    except AuthFailure:
+        raise  # an HTTP-level answer (403 insufficient_scope): the view frames it
     except McpError as exc:
         return exc.http_status, encode_error(req.id, exc)
     except Exception:
@@ -318,16 +320,61 @@ def _list_tools(req: Request, ex: Exchange) -> bytes:
 def find_tool(name: Any, principal: Principal) -> CompiledTool:
     if not isinstance(name, str):
         raise e.invalid_params("tools/call needs params.name (a string)")
+    backend = get_auth_backend()
     tool = get_catalog().get(name)
-    # A tool the caller may not see answers exactly like a tool that does not exist.
-    if tool is None or not get_auth_backend().can_see(tool, principal):
+    if tool is not None and not backend.can_see(tool, principal):
+        # A-5 step-up: a tool the user could be granted gets 403 insufficient_scope.
+        failure = backend.step_up(tool, principal)
+        if failure is not None:
+            raise failure
+        tool = None
+    # A tool the caller may not see otherwise answers exactly like a tool that does not exist.
+    if tool is None:
         raise e.invalid_params(f"Unknown tool: {name}")
     return tool
 
 
 def _call_tool(req: Request, ex: Exchange) -> bytes | None:
+    """tools/call, with one audit row per call whatever its outcome."""
+    started = time.perf_counter()
+    params = req.params
+    name = params.get("name")
+    arguments = params.get("arguments")
+    note: dict[str, Any] = {"outcome": "invalid", "detail": "", "tool": None}
+    try:
+        body = _call_tool_inner(req, ex, note)
+        if body is None:
+            note["outcome"] = "cancelled"
+        return body
+    except AuthFailure as exc:
+        note.update(outcome="denied", detail=exc.description)
+        raise
+    except McpError as exc:
+        note["detail"] = exc.message
+        raise
+    except Exception:
+        note.update(outcome="tool_error", detail="internal error")
+        raise
+    finally:
+        tool: CompiledTool | None = note["tool"]
+        audit.record(
+            principal=ex.principal,
+            tool_name=name if isinstance(name, str) else repr(name),
+            tool_version=tool.version if tool is not None else None,
+            arguments=arguments if isinstance(arguments, dict) else None,
+            sensitive=tool.sensitive_arguments if tool is not None else frozenset(),
+            outcome=note["outcome"],
+            detail=note["detail"],
+            duration_ms=(time.perf_counter() - started) * 1000,
+            request_id=req.id,
+            protocol_version=ex.revision.version,
+        )
+
+
+def _call_tool_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | None:
     params = req.params
     tool = find_tool(params.get("name"), ex.principal)
+    note["tool"] = tool
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}
@@ -339,13 +386,40 @@ def _call_tool(req: Request, ex: Exchange) -> bytes | None:
     problems = error_messages(tool.input_validator, arguments)
     if problems:
         message = f"Invalid arguments for tool {tool.name!r}: " + "; ".join(problems)
+        note["detail"] = message
         if rev.input_errors_as_results:
             return _result(req, ex, error_result(message, rev))
         raise e.invalid_params(message, data={"errors": problems})
+    limited = _rate_limited(tool, ex)
+    if limited is not None:
+        note.update(outcome="rate_limited", detail=limited[0])
+        refused = error_result(limited[0], rev)
+        refused["_meta"] = {**(modern_meta() if rev.modern else {}), "retryAfterSeconds": limited[1]}
+        return _result(req, ex, refused)
     result = run_tool(tool, arguments, ex, progress_token=_progress_token(params))
     if result is None:
         return None
+    note["outcome"] = "tool_error" if result.get("isError") else "ok"
     return _result(req, ex, result)
+
+
+def _rate_limited(tool: CompiledTool, ex: Exchange) -> tuple[str, float] | None:
+    """The spec says servers MUST rate limit tool invocations: per principal and tool."""
+    try:
+        rate = ratelimit.parse_rate(tool.rate_limit or mcp_settings.RATE_LIMIT)
+    except ValueError:
+        logger.error("Tool %r has an invalid rate limit %r; using the site default", tool.name, tool.rate_limit)
+        rate = ratelimit.parse_rate(mcp_settings.RATE_LIMIT)
+    if rate is None:
+        return None
+    retry = ratelimit.hit(f"{ex.principal.key}\0{tool.name}", rate)
+    if retry is None:
+        return None
+    seconds = int(retry) if retry == int(retry) else retry
+    return (
+        f"Rate limit exceeded for tool {tool.name!r} ({rate.describe()}); retry after {seconds} seconds.",
+        float(retry),
+    )
 
 
 def _progress_token(params: Mapping[str, Any]) -> str | int | None:

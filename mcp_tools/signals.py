@@ -4,17 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models.signals import post_delete
+from django.db.models.signals import m2m_changed, post_delete
 
 
-def _tool_deleted(sender: Any, **kwargs: Any) -> None:
+def _bump(sender: Any, **kwargs: Any) -> None:
     from .models import CatalogVersion
 
-    # Runs inside the deleting transaction: the catalog version moves with the rows.
+    # Runs inside the changing transaction: the catalog version moves with the rows, so
+    # every cached list (and the list_changed fan-out) sees the new visibility.
     CatalogVersion.bump()
 
 
-def connect() -> None:
-    from .models import Tool
+def _m2m_changed(sender: Any, action: str, **kwargs: Any) -> None:
+    if action in ("post_add", "post_remove", "post_clear"):
+        _bump(sender)
 
-    post_delete.connect(_tool_deleted, sender=Tool, dispatch_uid="mcp_tools.tool_deleted")
+
+def connect() -> None:
+    from .models import Scope, Tool
+
+    post_delete.connect(_bump, sender=Tool, dispatch_uid="mcp_tools.tool_deleted")
+    post_delete.connect(_bump, sender=Scope, dispatch_uid="mcp_tools.scope_deleted")
+    m2m_changed.connect(_m2m_changed, sender=Tool.required_scopes.through, dispatch_uid="mcp_tools.tool_scopes")
+    m2m_changed.connect(_m2m_changed, sender=Scope.implies.through, dispatch_uid="mcp_tools.scope_implies")

@@ -284,6 +284,8 @@ def _serve_sync(request: HttpRequest, message: Message, emit: Emit | None, cance
         return _serve_legacy(message, principal, headers, emit, cancelled, asgi)
     except McpError as exc:
         return _error_reply(exc, request_id)
+    except AuthFailure as exc:  # step-up for a tools/call
+        return _auth_reply(exc)
 
 
 def _serve_modern(
@@ -386,7 +388,10 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
             _accept_notification(message, session)
         elif isinstance(message, Request):
             ex = Exchange(rev, principal, headers, session=session, asgi=isinstance(request, ASGIRequest))
-            outcome = services.handle_request(message, ex)
+            try:
+                outcome = services.handle_request(message, ex)
+            except AuthFailure as exc:
+                return _auth_reply(exc)
             if outcome is not None:
                 responses.append(outcome[1])
     if not responses:

@@ -1,8 +1,9 @@
 """Demo site settings: SQLite and in-process defaults, switchable through the environment.
 
 Environment: DJANGO_DEBUG, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, MCP_DATABASE ("sqlite" or
-"postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH, MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL,
-MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND.
+"postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH, MCP_AUTH ("oauth" turns on
+OAuth for /mcp; default: open, for local trials), MCP_RESOURCE_URL (the endpoint's public URL),
+MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "oauth2_provider",
     "mcp_tools",
     "project.demo",
 ]
@@ -81,7 +83,11 @@ else:
 
 if os.environ.get("REDIS_URL"):
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["REDIS_URL"]}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["REDIS_URL"],
+            "KEY_PREFIX": os.environ.get("MCP_CACHE_PREFIX", ""),
+        }
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -93,6 +99,32 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# django-oauth-toolkit as the authorization server of this site, set up for MCP clients
+# (see README "OAuth"). The issuer is the site origin, so PRM, metadata and `iss` agree.
+MCP_RESOURCE_URL = os.environ.get("MCP_RESOURCE_URL", "http://127.0.0.1:8000/mcp")
+_ORIGIN = MCP_RESOURCE_URL.split("/", 3)
+OAUTH2_PROVIDER = {
+    "OIDC_ISS_ENDPOINT": "/".join(_ORIGIN[:3]),
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "CIMD_ENABLED": True,
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token", "client_credentials"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 86400,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "SCOPES_BACKEND_CLASS": "mcp_tools.oauth.scopes.DatabaseScopes",
+    "OAUTH2_VALIDATOR_CLASS": "mcp_tools.oauth.validators.McpOAuth2Validator",
+}
+LOGIN_URL = "login"
 
 MCP_TOOLS = {
     "SERVER_NAME": "django-mcp-tools-demo",
@@ -106,6 +138,12 @@ MCP_TOOLS = {
     "NOTIFIER": os.environ.get("MCP_NOTIFIER", "auto"),
     "NOTIFIER_REDIS_URL": os.environ.get("MCP_NOTIFIER_REDIS_URL") or os.environ.get("REDIS_URL"),
     "MAX_STREAMS_PER_PRINCIPAL": int(os.environ.get("MCP_MAX_STREAMS_PER_PRINCIPAL", "32")),
+    "RESOURCE_URL": MCP_RESOURCE_URL,
+    "RESOURCE_NAME": "django-mcp-tools demo",
+    "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"
+    if os.environ.get("MCP_AUTH") == "oauth"
+    else "mcp_tools.auth.AllowAnyBackend",
+    "RATE_LIMIT": os.environ.get("MCP_RATE_LIMIT", "120/m"),
 }
 if os.environ.get("MCP_AUTH_BACKEND"):
     MCP_TOOLS["AUTH_BACKEND"] = os.environ["MCP_AUTH_BACKEND"]

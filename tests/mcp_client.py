@@ -91,6 +91,7 @@ class Mcp:
         self.path = path
         self.version: str | None = None
         self.session_id: str | None = None
+        self.default_headers: dict[str, str] = {}  # e.g. Authorization, sent with every POST
         self._next_id = 0
 
     def next_id(self) -> int:
@@ -107,6 +108,7 @@ class Mcp:
             extra["Mcp-Session-Id"] = self.session_id
         if self.version and self.version != "2025-03-26" and self.version != MODERN:
             extra["MCP-Protocol-Version"] = self.version
+        extra.update(self.default_headers)
         extra.update(headers or {})
         content_type = extra.pop("Content-Type")
         response = self.client.post(self.path, raw, content_type=content_type, headers=extra)

@@ -72,11 +72,12 @@ def run_server(
     app: str = "project.asgi:application",
     prepare: bool = True,
     workers: int = 1,
+    port: int | None = None,
 ) -> Iterator[LiveServer]:
     env = server_env(tmp, extra_env)
     if prepare:
         prepare_database(env)
-    port = free_port()
+    port = port or free_port()
     log_path = tmp / f"uvicorn-{port}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(

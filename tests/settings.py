@@ -14,3 +14,6 @@ else:
 LOGGING = {"version": 1, "disable_existing_loggers": False}
 # The ORM work of the view must share the test transaction of Django's test client.
 MCP_TOOLS = {**MCP_TOOLS, "THREAD_SENSITIVE": True}  # noqa: F405
+# The Django test client talks to http://testserver.
+MCP_TOOLS["RESOURCE_URL"] = "http://testserver/mcp"
+OAUTH2_PROVIDER = {**OAUTH2_PROVIDER, "OIDC_ISS_ENDPOINT": "http://testserver"}  # noqa: F405

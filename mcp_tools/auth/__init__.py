@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from .base import AllowAnyBackend, AuthFailure, BaseAuthBackend, get_auth_backend
+from .oauth import DOTBackend, JWTBackend
 
-__all__ = ["AllowAnyBackend", "AuthFailure", "BaseAuthBackend", "get_auth_backend"]
+__all__ = ["AllowAnyBackend", "AuthFailure", "BaseAuthBackend", "DOTBackend", "JWTBackend", "get_auth_backend"]

@@ -47,6 +47,11 @@ class BaseAuthBackend:
             return True
         return tool.required_scopes <= principal.scopes
 
+    def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
+        """For a tool the principal cannot see: an AuthFailure (403) inviting re-authorization
+        with more scopes, or None to answer as for an unknown tool."""
+        return None
+
 
 class AllowAnyBackend(BaseAuthBackend):
     """No authentication: every caller is the anonymous principal and sees every tool.

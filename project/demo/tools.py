@@ -198,3 +198,19 @@ DEMO_TOOLS: list[dict[str, Any]] = [
         "handler_key": "demo.echo_arguments",
     },
 ]
+
+
+# OAuth scopes of the demo (see README "OAuth"): (name, description, advertised, implies).
+DEMO_SCOPES: list[tuple[str, str, bool, list[str]]] = [
+    ("notes:read", "Read notes and use the read-only demo tools", True, []),
+    ("notes:write", "Create and change notes (includes notes:read)", True, ["notes:read"]),
+    ("admin:tools", "Administrative tools", False, []),
+]
+
+# Which scopes each demo tool requires; tools not listed need none.
+DEMO_TOOL_SCOPES: dict[str, list[str]] = {
+    "get_weather": ["notes:read"],
+    "color_swatch": ["notes:read"],
+    "build_report": ["notes:write"],
+    "test_error_handling": ["admin:tools"],
+}

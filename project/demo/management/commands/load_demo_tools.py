@@ -5,8 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from mcp_tools.models import Tool
-from project.demo.tools import DEMO_TOOLS
+from mcp_tools.models import Scope, Tool
+from project.demo.tools import DEMO_SCOPES, DEMO_TOOL_SCOPES, DEMO_TOOLS
 
 
 class Command(BaseCommand):
@@ -30,4 +30,17 @@ class Command(BaseCommand):
                     tool.full_clean()
                     tool.save()
                     updated += 1
+            scopes = {}
+            for name, description, advertised, _implies in DEMO_SCOPES:
+                scopes[name], _ = Scope.objects.get_or_create(
+                    name=name, defaults={"description": description, "advertised": advertised}
+                )
+            for name, _description, _advertised, implies in DEMO_SCOPES:
+                wanted = {scopes[n] for n in implies}
+                if set(scopes[name].implies.all()) != wanted:
+                    scopes[name].implies.set(wanted)
+            for tool in Tool.objects.filter(name__in=[spec["name"] for spec in DEMO_TOOLS]):
+                wanted = {scopes[n] for n in DEMO_TOOL_SCOPES.get(tool.name, [])}
+                if set(tool.required_scopes.all()) != wanted:
+                    tool.required_scopes.set(wanted)
         self.stdout.write(f"Demo tools: {created} created, {updated} updated, {len(DEMO_TOOLS)} in total.")

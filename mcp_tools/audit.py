@@ -1,0 +1,102 @@
+"""The audit trail of tool calls: argument summaries with sensitive values redacted, and purging."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from .conf import mcp_settings
+from .types import Principal
+
+logger = logging.getLogger("mcp_tools")
+
+REDACTED = "[redacted]"
+_MAX_STRING = 200
+
+
+def summarize_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> dict[str, Any]:
+    """Top-level arguments only: scalars (strings truncated), containers by size; values of
+    sensitive names (the tool's list, writeOnly properties, AUDIT_REDACT_NAMES) redacted."""
+    redact_names = [n.lower() for n in mcp_settings.AUDIT_REDACT_NAMES]
+    summary: dict[str, Any] = {}
+    for name, value in list(arguments.items())[:50]:
+        lowered = str(name).lower()
+        if name in sensitive or any(word in lowered for word in redact_names):
+            summary[name] = REDACTED
+        elif isinstance(value, str):
+            summary[name] = value if len(value) <= _MAX_STRING else value[:_MAX_STRING] + "…"
+        elif value is None or isinstance(value, bool | int | float):
+            summary[name] = value
+        elif isinstance(value, list):
+            summary[name] = f"[list of {len(value)}]"
+        elif isinstance(value, dict):
+            summary[name] = f"{{object with {len(value)} keys}}"
+        else:  # pragma: no cover - JSON has no other types
+            summary[name] = type(value).__name__
+    return summary
+
+
+def record(
+    *,
+    principal: Principal,
+    tool_name: str,
+    tool_version: int | None,
+    arguments: Mapping[str, Any] | None,
+    sensitive: frozenset[str],
+    outcome: str,
+    detail: str = "",
+    duration_ms: float,
+    request_id: Any,
+    protocol_version: str,
+) -> None:
+    """Write one AuditEvent; a failure to write is logged, never breaks the call."""
+    if not mcp_settings.AUDIT_ENABLED:
+        return
+    from .models import AuditEvent
+
+    user = principal.user
+    try:
+        AuditEvent.objects.create(
+            principal_key=principal.key[:255],
+            user_id=getattr(user, "pk", None),
+            client_id=(principal.client_id or "")[:255],
+            tool_name=str(tool_name)[:128],
+            tool_version=tool_version,
+            arguments=summarize_arguments(arguments or {}, sensitive),
+            outcome=outcome,
+            detail=detail[:300],
+            duration_ms=round(duration_ms, 3),
+            request_id=str(request_id)[:100],
+            protocol_version=protocol_version,
+        )
+    except Exception:
+        logger.exception("Could not write the audit event of a call to %r", tool_name)
+
+
+def purge(days: int | None = None, batch_size: int = 5000) -> int:
+    """Delete audit events older than ``days`` (default AUDIT_RETENTION_DAYS), in batches."""
+    from .models import AuditEvent
+
+    keep = mcp_settings.AUDIT_RETENTION_DAYS if days is None else days
+    cutoff = timezone.now() - timedelta(days=keep)
+    total = 0
+    while True:
+        pks = list(AuditEvent.objects.filter(created_at__lt=cutoff).values_list("pk", flat=True)[:batch_size])
+        if not pks:
+            return total
+        total += AuditEvent.objects.filter(pk__in=pks).delete()[0]
+
+
+try:  # The Celery beat entry (see README); Celery stays optional.
+    from celery import shared_task
+except ImportError:  # pragma: no cover
+    pass
+else:
+
+    @shared_task(name="mcp_tools.purge_audit_events", ignore_result=True)  # type: ignore[untyped-decorator]
+    def purge_audit_events() -> int:
+        return purge()

@@ -1,0 +1,315 @@
+"""OAuth resource-server backends: tokens from django-oauth-toolkit, or JWTs of an external AS.
+
+Both read the token from ``Authorization: Bearer`` only (A-9), check that it was issued for
+``MCP_TOOLS["RESOURCE_URL"]`` (A-6, RFC 8707; never compared with the request URL), and
+answer failures with the RFC 6750 / RFC 9728 challenge (A-2..A-5). ``Principal.scopes`` is
+the token's active scopes expanded with the scopes they imply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+from ..types import Principal
+from .base import AuthFailure, BaseAuthBackend
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
+    from ..catalog import Catalog, CompiledTool
+
+NOT_VALID = "The access token is not valid for this resource"
+
+
+# --------------------------------------------------------------------------- URLs
+
+
+def canonical_resource(url: str) -> str:
+    """A-8: lowercase scheme and host, no default port, no fragment or query, no trailing slash."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    netloc = host if port is None or (scheme, port) in (("http", 80), ("https", 443)) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def resource_url() -> str:
+    from ..conf import mcp_settings
+
+    value = mcp_settings.RESOURCE_URL
+    if not value:
+        raise ImproperlyConfigured('MCP_TOOLS["RESOURCE_URL"] must be set to use an OAuth backend')
+    return canonical_resource(str(value))
+
+
+def resource_origin() -> str:
+    parts = urlsplit(resource_url())
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def resource_metadata_url() -> str:
+    """RFC 9728 §3.1: the well-known URL with the resource's path appended."""
+    parts = urlsplit(resource_url())
+    return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+
+
+def authorization_servers() -> list[str]:
+    from ..conf import mcp_settings
+
+    return list(mcp_settings.AUTHORIZATION_SERVERS) or [resource_origin()]
+
+
+def advertised_scopes(catalog: Catalog) -> list[str]:
+    """The scopes for PRM ``scopes_supported`` and the 401 ``scope``: see SCOPE_ADVERTISING."""
+    from ..conf import mcp_settings
+
+    mode = mcp_settings.SCOPE_ADVERTISING
+    cache: dict[str, list[str]] = catalog.__dict__.setdefault("_advertised_scopes", {})
+    if mode not in cache:
+        active = catalog.scopes.closure
+        if mode == "progressive":
+            names = set(catalog.scopes.advertised)
+        else:
+            names = {s for tool in catalog.tools for s in tool.required_scopes if s in active}
+        cache[mode] = sorted(names)  # computed once per catalog version
+    return list(cache[mode])
+
+
+def _quote(value: str) -> str:
+    value = value.replace("\r", "").replace("\n", "")
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def challenge(status: int, error: str | None, description: str, scopes: list[str] | None = None) -> AuthFailure:
+    """An AuthFailure carrying the RFC 6750 challenge with resource_metadata and scope (4.5)."""
+    params: list[tuple[str, str]] = []
+    if error:
+        params.append(("error", error))
+        params.append(("error_description", description))
+    params.append(("resource_metadata", resource_metadata_url()))
+    if scopes:
+        params.append(("scope", " ".join(scopes)))
+    header = "Bearer " + ", ".join(f'{k}="{_quote(v)}"' for k, v in params)
+    return AuthFailure(status, error or "invalid_token", description, {"WWW-Authenticate": header})
+
+
+def _default_scopes() -> list[str]:
+    from ..catalog import get_catalog
+
+    return advertised_scopes(get_catalog())
+
+
+def unauthorized(error: str | None, description: str) -> AuthFailure:
+    return challenge(401, error, description, _default_scopes())
+
+
+def bearer_token(request: HttpRequest) -> str:
+    """A-9: the token comes from the Authorization header only."""
+    if "access_token" in request.GET:
+        failure = unauthorized("invalid_request", "Send the access token in the Authorization header")
+        failure.status = 400
+        raise failure
+    header = request.headers.get("authorization")
+    if not header:
+        raise unauthorized(None, "Authentication required")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise unauthorized("invalid_token", "Use Authorization: Bearer <access token>")
+    return token
+
+
+# --------------------------------------------------------------------------- base
+
+
+class OAuthBackend(BaseAuthBackend):
+    """Shared parts: scope expansion through the catalog, and step-up for tools/call."""
+
+    def expand(self, granted: set[str] | frozenset[str]) -> frozenset[str]:
+        from ..catalog import get_catalog
+
+        return get_catalog().scopes.expand(frozenset(granted))
+
+    def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
+        """A-5: 403 insufficient_scope when the user could be granted what the tool lacks.
+
+        Tools needing a scope the user can never get answer like unknown tools (-32602).
+        """
+        if principal.user is None or principal.scopes is None:
+            return None
+        missing = tool.required_scopes - principal.scopes
+        if not missing or not self._grantable(missing, principal):
+            return None
+        needed = sorted(missing | (tool.required_scopes & principal.scopes) | _granted_roots(principal, tool))
+        description = f"Tool '{tool.name}' requires {' '.join(sorted(tool.required_scopes))}"
+        return challenge(403, "insufficient_scope", description, needed)
+
+    def _grantable(self, names: frozenset[str], principal: Principal) -> bool:
+        from ..models import Scope
+
+        rows = {s.name: s for s in Scope.objects.filter(name__in=names, active=True).prefetch_related("groups")}
+        if set(rows) != set(names):
+            return False
+        user = principal.user
+        group_ids = None
+        for scope in rows.values():
+            allowed = {g.pk for g in scope.groups.all()}
+            if not allowed:
+                continue
+            if group_ids is None:
+                group_ids = set(user.groups.values_list("pk", flat=True))
+            if not allowed & group_ids:
+                return False
+        return True
+
+
+def _granted_roots(principal: Principal, tool: CompiledTool) -> set[str]:
+    # 2025-11-25: the 403 scope lists what the client already holds as well, so a client
+    # that replaces (rather than unions) its scopes keeps them. We only know the expanded
+    # set here; the original grant is kept on the principal's token where available.
+    granted = getattr(principal.user, "_mcp_granted_scopes", None)
+    return set(granted or ())
+
+
+# --------------------------------------------------------------------------- DOT
+
+
+class DOTBackend(OAuthBackend):
+    """Access tokens issued by django-oauth-toolkit on this site (one query per request).
+
+    Refused with 401: unknown or revoked tokens, expired ones, DCR registration tokens,
+    tokens without a ``resource`` or bound to another resource, tokens of inactive users,
+    and client-credentials tokens unless ``ALLOW_CLIENT_CREDENTIALS``.
+    """
+
+    def __init__(self) -> None:
+        from oauth2_provider.models import get_access_token_model
+        from oauth2_provider.settings import oauth2_settings
+
+        self.model = get_access_token_model()
+        self.registration_scope = oauth2_settings.DCR_REGISTRATION_SCOPE
+
+    def authenticate(self, request: HttpRequest) -> Principal:
+        from django.utils import timezone
+
+        from ..conf import mcp_settings
+
+        raw = bearer_token(request)
+        checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
+        token = self.model.objects.select_related("application", "user").filter(token_checksum=checksum).first()
+        if token is None:
+            raise unauthorized("invalid_token", NOT_VALID)
+        if token.expires <= timezone.now():
+            raise unauthorized("invalid_token", "The access token expired")
+        granted = set(token.scope.split())
+        if self.registration_scope in granted:
+            raise unauthorized("invalid_token", "A client registration token is not an access token")
+        audiences = [canonical_resource(r) for r in (token.resource or []) if isinstance(r, str)]
+        if not audiences:
+            raise unauthorized("invalid_token", "The access token is not bound to this resource (RFC 8707)")
+        if resource_url() not in audiences:
+            raise unauthorized("invalid_token", NOT_VALID)
+        client_id = token.application.client_id if token.application is not None else None
+        user = token.user
+        if user is None:
+            if not mcp_settings.ALLOW_CLIENT_CREDENTIALS or client_id is None:
+                raise unauthorized("invalid_token", NOT_VALID)
+            return Principal(key=f"client:{client_id}", client_id=client_id, scopes=self.expand(granted))
+        if not user.is_active:
+            raise unauthorized("invalid_token", NOT_VALID)
+        user._mcp_granted_scopes = frozenset(granted)
+        return Principal(key=f"user:{user.pk}", user=user, client_id=client_id, scopes=self.expand(granted))
+
+
+# --------------------------------------------------------------------------- JWT
+
+
+class JWTBackend(OAuthBackend):
+    """JWT access tokens of an external authorization server (Keycloak, Auth0, ...).
+
+    ``MCP_TOOLS["JWT"]``: ``issuer`` (exact ``iss``), ``jwks_uri`` (keys, cached, refetched
+    on an unknown ``kid``), ``audiences`` (default ``[RESOURCE_URL]``; ``aud`` must name
+    one), ``algorithms`` (default RS256/ES256), ``scope_claim`` (default ``scope``; a
+    space-separated string or a list, ``scp`` is read too), ``user_claim`` (default
+    ``sub``), ``user_field`` (resolve a local user whose field equals the claim; empty: no
+    local user, principal key ``sub:<value>``), ``leeway`` seconds, ``jwks_cache_seconds``.
+    """
+
+    def __init__(self) -> None:
+        import jwt
+
+        from ..conf import mcp_settings
+
+        config: dict[str, Any] = dict(mcp_settings.JWT)
+        for key in ("issuer", "jwks_uri"):
+            if not config.get(key):
+                raise ImproperlyConfigured(f'MCP_TOOLS["JWT"]["{key}"] is required by JWTBackend')
+        self.issuer = str(config["issuer"])
+        self.audiences = [canonical_resource(a) for a in config.get("audiences") or [resource_url()]]
+        self.algorithms = list(config.get("algorithms") or ["RS256", "ES256"])
+        self.scope_claim = str(config.get("scope_claim") or "scope")
+        self.user_claim = str(config.get("user_claim") or "sub")
+        self.user_field = str(config.get("user_field") or "")
+        self.leeway = float(config.get("leeway", 30))
+        self.jwks = jwt.PyJWKClient(
+            str(config["jwks_uri"]),
+            cache_keys=True,
+            lifespan=int(config.get("jwks_cache_seconds", 300)),
+            timeout=int(config.get("jwks_timeout", 5)),
+        )
+        self._lock = threading.Lock()
+
+    def authenticate(self, request: HttpRequest) -> Principal:
+        import jwt
+
+        raw = bearer_token(request)
+        try:
+            with self._lock:
+                key = self.jwks.get_signing_key_from_jwt(raw)
+            claims = jwt.decode(
+                raw,
+                key.key,
+                algorithms=self.algorithms,
+                issuer=self.issuer,
+                options={"require": ["exp", "iss", "aud"], "verify_aud": False},
+                leeway=self.leeway,
+            )
+        except jwt.ExpiredSignatureError as exc:
+            raise unauthorized("invalid_token", "The access token expired") from exc
+        except (jwt.PyJWTError, ValueError) as exc:
+            raise unauthorized("invalid_token", NOT_VALID) from exc
+        aud = claims.get("aud")
+        audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
+        if not {canonical_resource(a) for a in audiences if isinstance(a, str)} & set(self.audiences):
+            raise unauthorized("invalid_token", NOT_VALID)
+        granted = _claim_scopes(claims.get(self.scope_claim)) | _claim_scopes(claims.get("scp"))
+        subject = claims.get(self.user_claim)
+        if not isinstance(subject, str) or not subject:
+            raise unauthorized("invalid_token", NOT_VALID)
+        client_id = claims.get("client_id") or claims.get("azp")
+        client_id = client_id if isinstance(client_id, str) else None
+        if not self.user_field:
+            return Principal(key=f"sub:{subject}", client_id=client_id, scopes=self.expand(granted))
+        from django.contrib.auth import get_user_model
+
+        user = get_user_model()._default_manager.filter(**{self.user_field: subject}).first()
+        if user is None or not user.is_active:
+            raise unauthorized("invalid_token", NOT_VALID)
+        user._mcp_granted_scopes = frozenset(granted)  # type: ignore[attr-defined]
+        return Principal(key=f"user:{user.pk}", user=user, client_id=client_id, scopes=self.expand(granted))
+
+
+def _claim_scopes(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return set(value.split())
+    if isinstance(value, list):
+        return {v for v in value if isinstance(v, str)}
+    return set()

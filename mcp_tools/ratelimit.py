@@ -1,0 +1,62 @@
+"""Rate limits of tool calls, counted in Django's cache so they hold across processes.
+
+A limit is ``"<count>/<period>"`` with the period in seconds, or a number and a unit
+(``10/m``, ``500/h``, ``20/30s``); ``"off"`` disables it. The window opens at the first call
+of a (principal, tool) pair and lasts one period; every process sharing the cache (Redis in
+production) counts into the same atomic counter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+from django.core.cache import cache
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    count: int
+    seconds: int
+
+    def describe(self) -> str:
+        return f"{self.count} call(s) per {self.seconds} s"
+
+
+@lru_cache(maxsize=256)
+def parse_rate(value: str | None) -> Rate | None:
+    """None for no limit; ValueError for a malformed one."""
+    if value is None or not value.strip() or value.strip().lower() == "off":
+        return None
+    match = _RATE_RE.match(value)
+    if match is None:
+        raise ValueError(f"Invalid rate {value!r}; use e.g. '10/m', '500/h' or 'off'")
+    count, multiplier, unit = match.groups()
+    return Rate(int(count), int(multiplier or 1) * _UNITS[unit])
+
+
+def hit(scope: str, rate: Rate) -> float | None:
+    """Count one event; None when allowed, else the seconds until the window reopens."""
+    digest = hashlib.sha256(scope.encode()).hexdigest()[:32]
+    count_key = f"mcp_tools:rl:{digest}:{rate.seconds}:n"
+    start_key = f"mcp_tools:rl:{digest}:{rate.seconds}:t"
+    now = time.time()
+    for _ in range(3):
+        cache.add(start_key, now, timeout=rate.seconds)
+        cache.add(count_key, 0, timeout=rate.seconds)
+        try:
+            count = cache.incr(count_key)
+        except ValueError:  # the window expired between add and incr
+            continue
+        if count <= rate.count:
+            return None
+        started = cache.get(start_key)
+        started = float(started) if isinstance(started, int | float) else now
+        return max(1.0, round(started + rate.seconds - now, 1))
+    return None
