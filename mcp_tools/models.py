@@ -209,3 +209,6 @@ class McpSession(models.Model):
     @staticmethod
     def expiry(idle_seconds: int) -> Any:
         return timezone.now() + timedelta(seconds=idle_seconds)
+
+
+from .task_models import McpTask, TaskStatus  # noqa: E402,F401  (tasks live in their own module)

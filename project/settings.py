@@ -1,7 +1,8 @@
 """Demo site settings: SQLite and in-process defaults, switchable through the environment.
 
 Environment: DJANGO_DEBUG, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, MCP_DATABASE ("sqlite" or
-"postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH.
+"postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH, CELERY_BROKER_URL (default: an
+embedded SQLite broker file under var/, no server needed), MCP_CELERY_VISIBILITY_TIMEOUT.
 """
 
 from __future__ import annotations
@@ -101,6 +102,25 @@ MCP_TOOLS = {
     "SSE_MAX_SECONDS": float(os.environ.get("MCP_SSE_MAX_SECONDS", "300")),
     "SSE_KEEPALIVE_SECONDS": float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", "15")),
     "THREAD_SENSITIVE": os.environ.get("MCP_THREAD_SENSITIVE") == "1",
+}
+
+# Celery runs task-augmented tool calls. The default broker is kombu's SQLAlchemy transport
+# on a SQLite file, so `make run` needs no server; production sets CELERY_BROKER_URL to Redis
+# (redis://...) or RabbitMQ (amqp://...).
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Redis: an unacknowledged message (its worker was killed) is redelivered after this many
+    # seconds; it must exceed the longest task run time, or a slow task is delivered twice.
+    "visibility_timeout": int(os.environ.get("MCP_CELERY_VISIBILITY_TIMEOUT", "3600")),
+    # SQLAlchemy/filesystem transports poll; keep the embedded broker responsive.
+    "polling_interval": float(os.environ.get("MCP_CELERY_POLLING_INTERVAL", "0.2")),
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = os.environ.get("MCP_CELERY_EAGER") == "1"
+CELERY_BEAT_SCHEDULE = {
+    "mcp-tools-purge-expired-tasks": {"task": "mcp_tools.purge_expired_tasks", "schedule": 300.0},
 }
 
 LOGGING = {

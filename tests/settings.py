@@ -14,3 +14,6 @@ else:
 LOGGING = {"version": 1, "disable_existing_loggers": False}
 # The ORM work of the view must share the test transaction of Django's test client.
 MCP_TOOLS = {**MCP_TOOLS, "THREAD_SENSITIVE": True}  # noqa: F405
+# Task-augmented calls run in-process (eager) unless a test starts a real worker.
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_BROKER_URL = "memory://"
