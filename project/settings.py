@@ -102,6 +102,8 @@ MCP_TOOLS = {
     "SSE_MAX_SECONDS": float(os.environ.get("MCP_SSE_MAX_SECONDS", "300")),
     "SSE_KEEPALIVE_SECONDS": float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", "15")),
     "THREAD_SENSITIVE": os.environ.get("MCP_THREAD_SENSITIVE") == "1",
+    "TASK_QUEUE": os.environ.get("MCP_TASK_QUEUE") or None,
+    "TASK_WORKER_LOST": os.environ.get("MCP_TASK_WORKER_LOST", "retry"),
 }
 
 # Celery runs task-augmented tool calls. The default broker is kombu's SQLAlchemy transport
@@ -114,6 +116,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("MCP_CELERY_VISIBILITY_TIMEOUT", "3600")),
     # SQLAlchemy/filesystem transports poll; keep the embedded broker responsive.
     "polling_interval": float(os.environ.get("MCP_CELERY_POLLING_INTERVAL", "0.2")),
+    # Redis: how often (s) a worker sweeps for such messages; 1 scan per sweep.
+    "unacked_restore_interval": int(os.environ.get("MCP_CELERY_RESTORE_INTERVAL", "10")),
+    "unacked_restore_throttle": 1,
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
