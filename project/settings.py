@@ -110,16 +110,16 @@ MCP_TOOLS = {
 # on a SQLite file, so `make run` needs no server; production sets CELERY_BROKER_URL to Redis
 # (redis://...) or RabbitMQ (amqp://...).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    # Redis: an unacknowledged message (its worker was killed) is redelivered after this many
-    # seconds; it must exceed the longest task run time, or a slow task is delivered twice.
-    "visibility_timeout": int(os.environ.get("MCP_CELERY_VISIBILITY_TIMEOUT", "3600")),
-    # SQLAlchemy/filesystem transports poll; keep the embedded broker responsive.
-    "polling_interval": float(os.environ.get("MCP_CELERY_POLLING_INTERVAL", "0.2")),
-    # Redis: how often (s) a worker sweeps for such messages; 1 scan per sweep.
-    "unacked_restore_interval": int(os.environ.get("MCP_CELERY_RESTORE_INTERVAL", "10")),
-    "unacked_restore_throttle": 1,
-}
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # An unacknowledged message (its worker was killed) is redelivered after this many
+        # seconds; it must exceed the longest task run time, or a slow task runs twice.
+        "visibility_timeout": int(os.environ.get("MCP_CELERY_VISIBILITY_TIMEOUT", "3600")),
+        # How often (s) a worker sweeps for such messages; one scan per sweep.
+        "unacked_restore_interval": int(os.environ.get("MCP_CELERY_RESTORE_INTERVAL", "10")),
+        "unacked_restore_throttle": 1,
+    }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
