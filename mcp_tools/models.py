@@ -211,4 +211,5 @@ class McpSession(models.Model):
         return timezone.now() + timedelta(seconds=idle_seconds)
 
 
-from .task_models import McpTask, TaskStatus  # noqa: E402,F401  (tasks live in their own module)
+from .task_models import McpTask as McpTask  # noqa: E402  (tasks live in their own module)
+from .task_models import TaskStatus as TaskStatus  # noqa: E402

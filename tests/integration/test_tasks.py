@@ -477,3 +477,26 @@ def test_tasks_disabled(mcp: Mcp, settings: Any) -> None:
     assert result["content"][0]["text"] == "ok"
     _, message, _ = mcp.request("tasks/list")
     assert message["error"]["code"] == -32601
+
+
+# --------------------------------------------------------------------------- admin
+
+
+def test_admin_lists_tasks_and_staff_cancel(mcp11: Mcp, queued: None, client: Any) -> None:
+    """Admin shows tasks with their status; the staff action cancels unfinished ones only."""
+    from django.contrib.auth import get_user_model
+
+    working = _create(mcp11, "build_report", {"steps": 1})
+    done = _create(mcp11, "noop", {})
+    assert execute(done) == "completed"
+    user = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(user)
+    page = client.get("/admin/mcp_tools/mcptask/")
+    assert page.status_code == 200
+    assert b"build_report" in page.content
+    assert b"Completed" in page.content
+    assert client.get("/admin/mcp_tools/mcptask/add/").status_code == 403
+    response = client.post("/admin/mcp_tools/mcptask/", {"action": "cancel_tasks", "_selected_action": [working, done]})
+    assert response.status_code == 302
+    assert McpTask.objects.get(pk=working).status == "cancelled"
+    assert McpTask.objects.get(pk=done).status == "completed"
