@@ -187,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
                 worker.stop()
                 import redis
 
-                redis.Redis.from_url(broker).delete(queue)
+                redis.Redis.from_url(broker).delete(
+                    queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"
+                )
     result = {
         "when": datetime.now(UTC).isoformat(),
         "db": args.db,

@@ -68,7 +68,7 @@ def _drop_queue(queue: str) -> None:
     import redis
 
     client = redis.Redis.from_url(f"redis://127.0.0.1:6379/{REDIS_DB}")
-    client.delete(queue)
+    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
 
 
 # --------------------------------------------------------------------------- raw HTTP helpers
