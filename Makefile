@@ -21,7 +21,7 @@ run: install
 	$(PY) manage.py load_demo_tools
 	$(PY) manage.py demo_superuser
 	@echo "MCP endpoint: http://$(HOST):$(PORT)/mcp   admin: http://$(HOST):$(PORT)/admin/"
-	exec $(VENV)/bin/uvicorn project.asgi:application --host $(HOST) --port $(PORT)
+	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m project.run
 
 test: install
 	$(PY) -m pytest
@@ -34,6 +34,7 @@ lint: install
 
 bench: install
 	$(PY) bench/run.py
+	$(PY) bench/tasks.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache tests/e2e/js/node_modules

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from .forms import TOOL_FIELDSETS, ToolForm
-from .models import AuditEvent, McpSession, Scope, StreamStats, Tool
+from .models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
 
 
 @admin.register(Tool)
@@ -89,3 +89,30 @@ class AuditEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(McpTask)
+class McpTaskAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Tasks are read-only here; staff who may change tasks can cancel unfinished ones."""
+
+    list_display = ("short_id", "tool_name", "status", "status_message", "principal_key", "created_at", "updated_at")
+    list_filter = ("status", "tool_name", "protocol_version")
+    search_fields = ("id", "tool_name", "principal_key")
+    date_hierarchy = "created_at"
+    actions = ("cancel_tasks",)
+    readonly_fields = tuple(f.name for f in McpTask._meta.get_fields() if getattr(f, "concrete", False))
+
+    @admin.display(description="task id")
+    def short_id(self, obj: McpTask) -> str:
+        return f"{obj.pk[:10]}…"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Cancel selected tasks", permissions=["change"])
+    def cancel_tasks(self, request: HttpRequest, queryset: Any) -> None:
+        from .task_service import cancel
+
+        done = sum(1 for task in queryset if cancel(task))
+        skipped = queryset.count() - done
+        self.message_user(request, f"Cancelled {done} task(s); {skipped} already finished.")

@@ -81,6 +81,24 @@ DEFAULTS: dict[str, Any] = {
     "AUDIT_ENABLED": True,
     "AUDIT_REDACT_NAMES": ["password", "secret", "token", "api_key", "apikey", "authorization"],
     "AUDIT_RETENTION_DAYS": 90,
+    # Long-running tools as tasks run by Celery (2025-11-25 core tasks, 2026-07-28 extension).
+    # False: tools/list advertises no task support and task-augmented calls run inline.
+    "TASKS_ENABLED": True,
+    # Task lifetime from creation (ms): used when the client asks for none, and the cap.
+    "TASK_TTL_DEFAULT_MS": 3_600_000,
+    "TASK_TTL_MAX_MS": 86_400_000,
+    # Suggested client polling interval (ms), and how long tasks/result blocks at most (s).
+    "TASK_POLL_INTERVAL_MS": 1000,
+    "TASK_RESULT_WAIT_SECONDS": 300,
+    # Largest serialised task result (bytes); larger results fail the task with a clear error.
+    "TASK_RESULT_MAX_BYTES": 1_048_576,
+    # A worker that died mid-task: "retry" runs it again (up to TASK_MAX_ATTEMPTS), "fail" ends it failed.
+    "TASK_WORKER_LOST": "retry",
+    "TASK_MAX_ATTEMPTS": 3,
+    # Celery queue for task messages (None: the Celery app's default queue).
+    "TASK_QUEUE": None,
+    # Rows purged per batch by mcp_purge_tasks and the mcp_tools.purge_expired_tasks beat task.
+    "TASK_PURGE_BATCH": 1000,
 }
 
 IMPORT_STRINGS = ("AUTH_BACKEND",)

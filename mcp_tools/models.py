@@ -357,3 +357,7 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} by {self.principal_key} ({self.outcome})"
+
+
+from .task_models import McpTask as McpTask  # noqa: E402  (tasks live in their own module)
+from .task_models import TaskStatus as TaskStatus  # noqa: E402

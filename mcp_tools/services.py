@@ -20,13 +20,14 @@ from django.core.cache import cache
 from django.db import connections, router
 from django.utils import timezone
 
-from . import __version__, audit, ratelimit
+from . import __version__, audit, ratelimit, task_service
 from .auth import AuthFailure, get_auth_backend
 from .catalog import CompiledTool, get_catalog
 from .conf import mcp_settings
 from .exceptions import ToolCancelled, ToolError
 from .models import McpSession
 from .protocol import errors as e
+from .protocol import tasks as task_wire
 from .protocol import versions as v
 from .protocol.cursor import decode_cursor, encode_cursor
 from .protocol.errors import McpError
@@ -43,6 +44,9 @@ logger = logging.getLogger("mcp_tools")
 
 LEGACY_METHODS = frozenset({"initialize", "ping", "tools/list", "tools/call", "logging/setLevel"})
 MODERN_METHODS = frozenset({"server/discover", "tools/list", "tools/call", "subscriptions/listen"})
+# Served only where the revision has them and MCP_TOOLS["TASKS_ENABLED"] is on (T11-1, TX-1, TX-12).
+CORE_TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+EXTENSION_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 
 
@@ -122,7 +126,13 @@ def list_changed_supported(asgi: bool) -> bool:
 
 
 def capabilities(rev: Revision, asgi: bool) -> dict[str, Any]:
-    return {"logging": {}, "tools": {"listChanged": list_changed_supported(asgi)}}
+    caps: dict[str, Any] = {"logging": {}, "tools": {"listChanged": list_changed_supported(asgi)}}
+    if task_service.tasks_enabled():
+        if rev.core_tasks:
+            caps["tasks"] = task_wire.core_capabilities()
+        if rev.tasks_extension:
+            caps["extensions"] = task_wire.ext_capabilities()
+    return caps
 
 
 def tools_fingerprint(principal: Principal) -> tuple[str, int]:
@@ -225,8 +235,7 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
     """Serve one request: (HTTP status, framed response), or None when it was cancelled."""
     try:
         method = _METHODS.get(req.method)
-        allowed = MODERN_METHODS if ex.revision.modern else LEGACY_METHODS
-        if method is None or req.method not in allowed:
+        if method is None or req.method not in _allowed_methods(ex.revision):
             # H-D5: a modern request for a method we do not implement is a 404.
             raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
         body = method(req, ex)
@@ -238,6 +247,16 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
     except Exception:
         logger.exception("Unexpected error serving %s", req.method)
         return 200, encode_error(req.id, e.internal_error())
+
+
+def _allowed_methods(rev: Revision) -> frozenset[str]:
+    allowed = MODERN_METHODS if rev.modern else LEGACY_METHODS
+    if task_service.tasks_enabled():
+        if rev.core_tasks:
+            allowed = allowed | CORE_TASK_METHODS
+        elif rev.tasks_extension:
+            allowed = allowed | EXTENSION_TASK_METHODS
+    return allowed
 
 
 def _result(req: Request, ex: Exchange, result: dict[str, Any]) -> bytes:
@@ -309,7 +328,13 @@ def _list_tools(req: Request, ex: Exchange) -> bytes:
         return orjson.dumps(result)
 
     body = get_catalog().page(
-        rev, ex.principal, backend.can_see, after, mcp_settings.PAGE_SIZE, render, tasks_enabled=False
+        rev,
+        ex.principal,
+        backend.can_see,
+        after,
+        mcp_settings.PAGE_SIZE,
+        render,
+        tasks_enabled=task_service.tasks_enabled(),
     )
     return encode_raw_result(req.id, body)
 
@@ -383,6 +408,7 @@ def _call_tool_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes 
     if ex.modern is not None:
         check_param_headers(ex.headers, tool.param_headers, arguments)
     rev = ex.revision
+    as_task, ttl = _task_decision(tool, params, ex)
     problems = error_messages(tool.input_validator, arguments)
     if problems:
         message = f"Invalid arguments for tool {tool.name!r}: " + "; ".join(problems)
@@ -396,6 +422,11 @@ def _call_tool_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes 
         refused = error_result(limited[0], rev)
         refused["_meta"] = {**(modern_meta() if rev.modern else {}), "retryAfterSeconds": limited[1]}
         return _result(req, ex, refused)
+    if as_task:
+        task = task_service.create_task(tool, arguments, ex, ttl)
+        state = task_service.state_of(task, rev)
+        created = task_wire.ext_create_result(state) if rev.modern else task_wire.core_create_result(state)
+        return _result(req, ex, created)
     result = run_tool(tool, arguments, ex, progress_token=_progress_token(params))
     if result is None:
         return None
@@ -422,6 +453,33 @@ def _rate_limited(tool: CompiledTool, ex: Exchange) -> tuple[str, float] | None:
     )
 
 
+def _task_decision(tool: CompiledTool, params: Mapping[str, Any], ex: Exchange) -> tuple[bool, int | None]:
+    """Whether this call becomes a task, and the ttl the client asked for.
+
+    2025-11-25 (T11-2..T11-4): the client asks with ``params.task``; a forbidden tool refuses
+    it and a required tool refuses a call without it, both with -32601. 2026-07-28 (TX-2): the
+    server decides; only a request that declared the extension gets a task, and a tool that
+    runs only as a task answers -32021 to one that did not.
+    """
+    rev = ex.revision
+    if not task_service.tasks_enabled():
+        return False, None
+    support = tool.spec.task_support
+    if rev.core_tasks:
+        augmented, ttl = task_wire.requested_ttl(params)
+        if augmented and support == "forbidden":
+            raise McpError(e.METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support task-augmented calls")
+        if not augmented and support == "required":
+            raise McpError(e.METHOD_NOT_FOUND, f"Tool {tool.name!r} must be called as a task (params.task)")
+        return augmented, ttl
+    if rev.tasks_extension and ex.modern is not None and support != "forbidden":
+        if task_wire.client_declared_extension(ex.modern.client_capabilities):
+            return True, None
+        if support == "required":
+            raise task_wire.extension_required()
+    return False, None
+
+
 def _progress_token(params: Mapping[str, Any]) -> str | int | None:
     meta = params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, dict) else None
@@ -433,10 +491,6 @@ def run_tool(
 ) -> dict[str, Any] | None:
     """Run the handler and shape its outcome; None means the call was cancelled."""
     rev = ex.revision
-    kind = registry.get(tool.handler_key)
-    if kind is None:
-        logger.error("Tool %r names handler %r, which is not registered", tool.name, tool.handler_key)
-        return error_result(f"Tool {tool.name!r} is not available right now.", rev)
     last_progress: list[float] = []
 
     def progress(value: float, total: float | None, message: str | None) -> None:
@@ -464,29 +518,59 @@ def run_tool(
             note["logger"] = logger_name
         ex.emit(_notification("notifications/message", note))
 
+    outcome = invoke(tool, arguments, ex.principal, progress, log, ex.cancelled)
+    if outcome is None:
+        return None
+    return shape_result(outcome, rev)
+
+
+ProgressFn = Callable[[float, float | None, str | None], None]
+LogFn = Callable[[str, Any, str | None], None]
+
+
+def invoke(
+    tool: CompiledTool,
+    arguments: dict[str, Any],
+    principal: Principal,
+    progress: ProgressFn,
+    log: LogFn,
+    cancelled: Callable[[], bool],
+) -> ToolResult | None:
+    """Run a tool's handler (in the web process or a task worker); None means it was cancelled.
+
+    The outcome is revision-neutral: failures become ``isError`` results, never exceptions.
+    """
+    kind = registry.get(tool.handler_key)
+    if kind is None:
+        logger.error("Tool %r names handler %r, which is not registered", tool.name, tool.handler_key)
+        return _error(f"Tool {tool.name!r} is not available right now.")
     context = ToolContext(
         arguments=arguments,
         config=tool.handler_config,
-        principal=ex.principal,
+        principal=principal,
         tool_name=tool.name,
         tool_version=tool.version,
         _progress=progress,
         _log=log,
-        _cancelled=ex.cancelled,
+        _cancelled=cancelled,
     )
     try:
         outcome = kind.func(context)
     except ToolError as exc:
-        return error_result(exc.message, rev)
+        return _error(exc.message)
     except ToolCancelled:
         return None
     except Exception:
         reference = uuid.uuid4().hex[:12]
         logger.exception("Tool %r failed (reference %s)", tool.name, reference)
-        return error_result(f"Tool {tool.name!r} failed unexpectedly (reference {reference}).", rev)
-    if ex.cancelled():
+        return _error(f"Tool {tool.name!r} failed unexpectedly (reference {reference}).")
+    if cancelled():
         return None
-    return shape_outcome(tool, outcome, rev)
+    return check_outcome(tool, outcome)
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(content=[text(message)], is_error=True)
 
 
 def _log_threshold(ex: Exchange) -> str | None:
@@ -520,7 +604,8 @@ def normalize(outcome: Any) -> ToolResult:
     return ToolResult(structured_content=outcome)
 
 
-def shape_outcome(tool: CompiledTool, outcome: Any, rev: Revision) -> dict[str, Any]:
+def check_outcome(tool: CompiledTool, outcome: Any) -> ToolResult:
+    """Normalise and check a handler's outcome: a valid ToolResult, or an isError one saying why."""
     try:
         result = normalize(outcome)
         content = list(result.content)
@@ -533,20 +618,26 @@ def shape_outcome(tool: CompiledTool, outcome: Any, rev: Revision) -> dict[str, 
                 problems = error_messages(tool.output_validator, result.structured_content)
                 if problems:
                     logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)
-                    return error_result(
-                        f"Tool {tool.name!r} produced output that does not match its output schema.", rev
-                    )
+                    return _error(f"Tool {tool.name!r} produced output that does not match its output schema.")
             if not content:
                 # T-11: mirror structured content as JSON text for older clients.
                 content = [text(structured_json)]
         elif tool.output_validator is not None and not result.is_error:
             logger.error("Tool %r has an outputSchema but returned no structured content", tool.name)
-            return error_result(f"Tool {tool.name!r} produced no structured output.", rev)
+            return _error(f"Tool {tool.name!r} produced no structured output.")
+        if result.meta is not None:
+            orjson.dumps(result.meta)
     except (TypeError, orjson.JSONEncodeError):
         logger.exception("Tool %r returned a value that is not a valid tool result", tool.name)
-        return error_result(f"Tool {tool.name!r} returned an invalid result.", rev)
+        return _error(f"Tool {tool.name!r} returned an invalid result.")
+    return ToolResult(
+        content=content, structured_content=result.structured_content, is_error=result.is_error, meta=result.meta
+    )
+
+
+def shape_result(result: ToolResult, rev: Revision) -> dict[str, Any]:
     return shape_call_result(
-        content,
+        result.content,
         rev,
         structured=result.structured_content,
         has_structured=result.has_structured,
@@ -555,10 +646,83 @@ def shape_outcome(tool: CompiledTool, outcome: Any, rev: Revision) -> dict[str, 
     )
 
 
+def shape_outcome(tool: CompiledTool, outcome: Any, rev: Revision) -> dict[str, Any]:
+    return shape_result(check_outcome(tool, outcome), rev)
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def _task_request(ex: Exchange) -> None:
+    """TX-11: the extension's task methods need the extension declared in this request."""
+    if ex.modern is not None and not task_wire.client_declared_extension(ex.modern.client_capabilities):
+        raise task_wire.extension_required()
+
+
+def _tasks_get(req: Request, ex: Exchange) -> bytes:
+    _task_request(ex)
+    task = task_service.find_task(req.params, ex.principal)
+    state = task_service.state_of(task, ex.revision)
+    if ex.revision.modern:
+        return _result(req, ex, task_wire.ext_detailed(state))
+    return _result(req, ex, task_wire.core_task(state))
+
+
+def _tasks_result(req: Request, ex: Exchange) -> bytes:
+    """T11-10: block until terminal, then answer what tools/call would have, with related-task meta."""
+    task = task_service.find_task(req.params, ex.principal)
+    task = task_service.wait_terminal(task, float(mcp_settings.TASK_RESULT_WAIT_SECONDS))
+    if task.error_code is not None:
+        raise McpError(task.error_code, task.error_message)
+    if task.result is None:
+        raise e.invalid_params(f"Task {task.pk} was cancelled and has no result")
+    result = shape_result(task_service.load_result(task.result), ex.revision)
+    result["_meta"] = {**(result.get("_meta") or {}), **task_wire.related_task_meta(task.pk)}
+    return _result(req, ex, result)
+
+
+def _tasks_list(req: Request, ex: Exchange) -> bytes:
+    page, next_cursor = task_service.list_page(
+        ex.principal, req.params.get("cursor"), cursor_key(), int(mcp_settings.PAGE_SIZE)
+    )
+    result: dict[str, Any] = {"tasks": [task_wire.core_task(task_service.state_of(t, ex.revision)) for t in page]}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return _result(req, ex, result)
+
+
+def _tasks_cancel(req: Request, ex: Exchange) -> bytes:
+    _task_request(ex)
+    task = task_service.find_task(req.params, ex.principal)
+    cancelled = task_service.cancel(task)
+    if ex.revision.modern:
+        # TX-8: an empty acknowledgement; cancellation is eventually consistent.
+        return _result(req, ex, {})
+    if not cancelled:
+        # T11-13: a terminal task cannot be cancelled.
+        raise e.invalid_params(f"Cannot cancel task {task.pk}: it is already {task.status}")
+    task.refresh_from_db()
+    return _result(req, ex, task_wire.core_task(task_service.state_of(task, ex.revision)))
+
+
+def _tasks_update(req: Request, ex: Exchange) -> bytes:
+    """TX-7: acknowledge; our tools never ask for input, so no answer is outstanding."""
+    _task_request(ex)
+    task_service.find_task(req.params, ex.principal)
+    if not isinstance(req.params.get("inputResponses"), dict):
+        raise e.invalid_params("tasks/update needs params.inputResponses (an object)")
+    return _result(req, ex, {})
+
+
 _METHODS: dict[str, Callable[[Request, Exchange], bytes | None]] = {
     "ping": _ping,
     "logging/setLevel": _set_level,
     "server/discover": _discover,
     "tools/list": _list_tools,
     "tools/call": _call_tool,
+    "tasks/get": _tasks_get,
+    "tasks/result": _tasks_result,
+    "tasks/list": _tasks_list,
+    "tasks/cancel": _tasks_cancel,
+    "tasks/update": _tasks_update,
 }

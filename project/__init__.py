@@ -1,1 +1,5 @@
 """The demo site that hosts mcp_tools."""
+
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

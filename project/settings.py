@@ -3,7 +3,9 @@
 Environment: DJANGO_DEBUG, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, MCP_DATABASE ("sqlite" or
 "postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH, MCP_AUTH ("oauth" turns on
 OAuth for /mcp; default: open, for local trials), MCP_RESOURCE_URL (the endpoint's public URL),
-MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND.
+MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND,
+CELERY_BROKER_URL (default: an embedded SQLite broker file under var/, no server needed),
+MCP_CELERY_VISIBILITY_TIMEOUT.
 """
 
 from __future__ import annotations
@@ -144,6 +146,31 @@ MCP_TOOLS = {
     if os.environ.get("MCP_AUTH") == "oauth"
     else "mcp_tools.auth.AllowAnyBackend",
     "RATE_LIMIT": os.environ.get("MCP_RATE_LIMIT", "120/m"),
+    "TASK_QUEUE": os.environ.get("MCP_TASK_QUEUE") or None,
+    "TASK_WORKER_LOST": os.environ.get("MCP_TASK_WORKER_LOST", "retry"),
+}
+
+# Celery runs task-augmented tool calls. The default broker is kombu's SQLAlchemy transport
+# on a SQLite file, so `make run` needs no server; production sets CELERY_BROKER_URL to Redis
+# (redis://...) or RabbitMQ (amqp://...).
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # An unacknowledged message (its worker was killed) is redelivered after this many
+        # seconds; it must exceed the longest task run time, or a slow task runs twice.
+        "visibility_timeout": int(os.environ.get("MCP_CELERY_VISIBILITY_TIMEOUT", "3600")),
+        # How often (s) a worker sweeps for such messages; one scan per sweep.
+        "unacked_restore_interval": int(os.environ.get("MCP_CELERY_RESTORE_INTERVAL", "10")),
+        "unacked_restore_throttle": 1,
+    }
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = os.environ.get("MCP_CELERY_EAGER") == "1"
+CELERY_BEAT_SCHEDULE = {
+    "mcp-tools-purge-expired-tasks": {"task": "mcp_tools.purge_expired_tasks", "schedule": 300.0},
+    "mcp-tools-purge-audit-events": {"task": "mcp_tools.purge_audit_events", "schedule": 3600.0},
 }
 if os.environ.get("MCP_AUTH_BACKEND"):
     MCP_TOOLS["AUTH_BACKEND"] = os.environ["MCP_AUTH_BACKEND"]

@@ -24,7 +24,29 @@ RESULT_DEFS = {
     "logging/setLevel": "EmptyResult",
     "server/discover": "DiscoverResult",
     "subscriptions/listen": "SubscriptionsListenResult",
+    # 2025-11-25 core tasks.
+    "tasks/get": "GetTaskResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/cancel": "CancelTaskResult",
+    "tasks/result": "CallToolResult",
 }
+# 2026-07-28 tasks extension: its own schema file (spec/ext-tasks).
+EXT_TASKS = "ext-tasks"
+EXT_RESULT_DEFS = {"tasks/get": "GetTaskResult", "tasks/cancel": "CancelTaskResult", "tasks/update": "UpdateTaskResult"}
+
+
+def result_def(version: str, method: str | None, result: Any) -> tuple[str, str] | None:
+    """(schema file, definition) of a result: task-creating tools/call results included."""
+    if method == "tools/call" and isinstance(result, dict):
+        if version == MODERN and result.get("resultType") == "task":
+            return EXT_TASKS, "CreateTaskResult"
+        if version != MODERN and "task" in result:
+            return version, "CreateTaskResult"
+    if version == MODERN and method in EXT_RESULT_DEFS:
+        return EXT_TASKS, EXT_RESULT_DEFS[method]
+    if method in RESULT_DEFS:
+        return version, RESULT_DEFS[method]
+    return None
 
 
 @cache
@@ -60,8 +82,9 @@ def check_message(version: str, message: Any, method: str | None = None) -> None
     elif "result" in message:
         envelope = "JSONRPCResultResponse" if has_def(version, "JSONRPCResultResponse") else "JSONRPCResponse"
         check(version, envelope, message)
-        if method in RESULT_DEFS:
-            check(version, RESULT_DEFS[method], message["result"])
+        found = result_def(version, method, message["result"])
+        if found is not None:
+            check(*found, message["result"])
     else:
         check(version, "ServerNotification", message)
 
@@ -168,6 +191,8 @@ class Mcp:
             hdrs.setdefault("Mcp-Method", method)
             if method == "tools/call" and "name" in params:
                 hdrs.setdefault("Mcp-Name", params["name"])
+            if method in ("tasks/get", "tasks/update", "tasks/cancel") and isinstance(params.get("taskId"), str):
+                hdrs.setdefault("Mcp-Name", params["taskId"])
         body = {"jsonrpc": "2.0", "id": self.next_id(), "method": method, "params": params}
         response, messages = self.post(body, headers=hdrs, method=method)
         final = [m for m in messages if "id" in m and ("result" in m or "error" in m)]

@@ -113,3 +113,48 @@ def wait_ready(server: LiveServer, timeout: float = 30) -> None:
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"server did not become ready:\n{server.log()}")
+
+
+@dataclass
+class Worker:
+    """A real Celery worker subprocess of the demo project."""
+
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+
+def start_worker(env: dict[str, str], log_path: Path, *, queue: str, concurrency: int = 4) -> Worker:
+    """Start ``celery -A project worker`` consuming ``queue`` and wait until it is ready."""
+    offset = log_path.stat().st_size if log_path.exists() else 0
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "project", "worker",
+                "-P", "threads", "-c", str(concurrency), "-Q", queue,
+                "-n", f"{queue}-{time.monotonic_ns()}@127.0.0.1", "--without-gossip", "--without-mingle",
+                "--loglevel", "INFO",
+            ],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    worker = Worker(process, log_path)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"worker exited early:\n{worker.log()}")
+        if b" ready." in log_path.read_bytes()[offset:]:
+            return worker
+        time.sleep(0.1)
+    worker.stop()
+    raise RuntimeError(f"worker did not become ready:\n{worker.log()}")

@@ -17,3 +17,6 @@ MCP_TOOLS = {**MCP_TOOLS, "THREAD_SENSITIVE": True}  # noqa: F405
 # The Django test client talks to http://testserver.
 MCP_TOOLS["RESOURCE_URL"] = "http://testserver/mcp"
 OAUTH2_PROVIDER = {**OAUTH2_PROVIDER, "OIDC_ISS_ENDPOINT": "http://testserver"}  # noqa: F405
+# Task-augmented calls run in-process (eager) unless a test starts a real worker.
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_BROKER_URL = "memory://"

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('mcp_tools', '0002_auth'),
+        ('mcp_tools', '0003_tasks'),
     ]
 
     operations = [

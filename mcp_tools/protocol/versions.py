@@ -38,6 +38,7 @@ class Revision:
     content_last_modified: bool
     icons: bool
     core_tasks: bool
+    tasks_extension: bool
     input_errors_as_results: bool
     sse_priming: bool
     any_output_schema: bool
@@ -54,6 +55,7 @@ REVISIONS: dict[str, Revision] = {
         content_last_modified=False,
         icons=False,
         core_tasks=False,
+        tasks_extension=False,
         input_errors_as_results=False,
         sse_priming=False,
         any_output_schema=False,
@@ -68,6 +70,7 @@ REVISIONS: dict[str, Revision] = {
         content_last_modified=True,
         icons=False,
         core_tasks=False,
+        tasks_extension=False,
         input_errors_as_results=False,
         sse_priming=False,
         any_output_schema=False,
@@ -82,6 +85,7 @@ REVISIONS: dict[str, Revision] = {
         content_last_modified=True,
         icons=True,
         core_tasks=True,
+        tasks_extension=False,
         input_errors_as_results=True,
         sse_priming=True,
         any_output_schema=False,
@@ -96,6 +100,7 @@ REVISIONS: dict[str, Revision] = {
         content_last_modified=True,
         icons=True,
         core_tasks=False,
+        tasks_extension=True,
         input_errors_as_results=True,
         sse_priming=False,
         any_output_schema=True,

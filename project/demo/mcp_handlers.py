@@ -142,3 +142,9 @@ def logging_tool(ctx: ToolContext) -> str:
 def echo_arguments(ctx: ToolContext) -> dict[str, Any]:
     """Returns the arguments it received as structured content."""
     return dict(ctx.arguments)
+
+
+@handler("demo.noop", label="No-op")
+def noop(ctx: ToolContext) -> str:
+    """Returns "ok" at once."""
+    return "ok"

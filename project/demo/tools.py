@@ -89,6 +89,31 @@ DEMO_TOOLS: list[dict[str, Any]] = [
         "task_support": "optional",
         "read_only_hint": True,
     },
+    {
+        "name": "export_archive",
+        "title": "Export an archive",
+        "description": "A long job that only runs as a task: poll it with tasks/get, fetch it with tasks/result.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"steps": {"type": "integer", "minimum": 1, "maximum": 50}},
+            "additionalProperties": False,
+        },
+        "handler_key": "demo.report",
+        "handler_config": {"step_seconds": 0.5},
+        "task_support": "required",
+        "read_only_hint": True,
+    },
+    {
+        "name": "noop",
+        "title": "No-op",
+        "description": "Does nothing and returns at once (task support optional; used by the task benchmark).",
+        "input_schema": {"type": "object", "properties": {}, "additionalProperties": False},
+        "handler_key": "demo.noop",
+        "task_support": "optional",
+        "read_only_hint": True,
+        "idempotent_hint": True,
+        "open_world_hint": False,
+    },
     # Fixture tools of the official conformance suite (@modelcontextprotocol/conformance).
     {
         "name": "test_simple_text",

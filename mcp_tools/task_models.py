@@ -1,0 +1,107 @@
+"""The task row: one long-running tool call run by Celery, owned by the principal that made it.
+
+No wire shapes here: ``mcp_tools.protocol.tasks`` shapes a row per revision family.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from .protocol import tasks as wire
+
+
+def new_task_id() -> str:
+    # T11-6, T11-16, TX-13: unguessable (192 random bits), unique, URL-safe.
+    return secrets.token_urlsafe(24)
+
+
+class TaskStatus(models.TextChoices):
+    WORKING = wire.WORKING, _("Working")
+    INPUT_REQUIRED = wire.INPUT_REQUIRED, _("Input required")
+    COMPLETED = wire.COMPLETED, _("Completed")
+    FAILED = wire.FAILED, _("Failed")
+    CANCELLED = wire.CANCELLED, _("Cancelled")
+
+
+assert tuple(TaskStatus.values) == wire.STATUSES
+
+
+class TaskQuerySet(models.QuerySet["McpTask"]):
+    def live(self) -> TaskQuerySet:
+        now = timezone.now()
+        return self.filter(models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now))
+
+    def owned_by(self, principal_key: str) -> TaskQuerySet:
+        return self.live().filter(principal_key=principal_key)
+
+    def move(self, pk: str, status: str, **fields: Any) -> bool:
+        """Change status only along a legal transition (T11-7); False when the row was elsewhere."""
+        fields.setdefault("updated_at", timezone.now())
+        return self.filter(pk=pk, status__in=wire.sources_of(status)).update(status=status, **fields) > 0
+
+    def expired(self) -> TaskQuerySet:
+        return self.filter(expires_at__lte=timezone.now())
+
+    def delete_expired(self, batch_size: int = 1000) -> int:
+        """Delete rows past their ttl in batches so a backlog never holds one long lock."""
+        total = 0
+        while True:
+            pks = list(self.expired().values_list("pk", flat=True)[:batch_size])
+            if not pks:
+                return total
+            total += self.model.objects.filter(pk__in=pks).delete()[0]
+
+
+class McpTask(models.Model):
+    id = models.CharField(primary_key=True, max_length=64, default=new_task_id, editable=False)
+    principal_key = models.CharField(_("owner"), max_length=255, editable=False)
+    principal_data = models.JSONField(_("owner details"), default=dict, blank=True, editable=False)
+    protocol_version = models.CharField(_("protocol version"), max_length=16, editable=False)
+    tool_name = models.CharField(_("tool"), max_length=128, editable=False)
+    tool_version = models.PositiveIntegerField(_("tool version"), editable=False)
+    arguments = models.JSONField(_("arguments"), default=dict, blank=True, editable=False)
+    status = models.CharField(
+        _("status"), max_length=16, choices=TaskStatus.choices, default=TaskStatus.WORKING, db_index=True
+    )
+    status_message = models.TextField(_("status message"), blank=True)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(_("last updated at"), default=timezone.now)
+    ttl_ms = models.BigIntegerField(_("ttl (ms)"), null=True, blank=True)
+    expires_at = models.DateTimeField(_("expires at"), null=True, blank=True, db_index=True)
+    poll_interval_ms = models.PositiveIntegerField(_("poll interval (ms)"), null=True, blank=True)
+    # The handler's outcome in revision-neutral form: content blocks, structured content, isError.
+    result = models.JSONField(_("result"), null=True, blank=True, editable=False)
+    error_code = models.IntegerField(_("error code"), null=True, blank=True, editable=False)
+    error_message = models.TextField(_("error message"), blank=True, editable=False)
+    celery_id = models.CharField(_("Celery task id"), max_length=64, blank=True, editable=False)
+    attempts = models.PositiveSmallIntegerField(_("attempts"), default=0, editable=False)
+    started_at = models.DateTimeField(_("started at"), null=True, blank=True, editable=False)
+    finished_at = models.DateTimeField(_("finished at"), null=True, blank=True, editable=False)
+
+    objects = TaskQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("MCP task")
+        verbose_name_plural = _("MCP tasks")
+        ordering = ("-created_at", "-id")
+        indexes = [models.Index(fields=["principal_key", "-created_at", "-id"], name="mcp_task_owner_created")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=wire.STATUSES), name="mcp_task_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} {self.id[:8]}… ({self.status})"
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in wire.TERMINAL
+
+    @staticmethod
+    def expiry(created_at: datetime, ttl_ms: int | None) -> datetime | None:
+        return None if ttl_ms is None else created_at + timedelta(milliseconds=ttl_ms)

@@ -1,0 +1,299 @@
+"""Tasks end to end: uvicorn + a real Celery worker on Redis (DB 5) + real clients.
+
+The server and the worker share a SQLite file; messages go through Redis. Each module run
+uses its own queue name so no stale message of an earlier run is consumed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import services
+from tests.mcp_client import MODERN, check_message, modern_meta
+from tests.servers import LiveServer, Worker, run_server, start_worker
+
+pytestmark = [pytest.mark.e2e, pytest.mark.redis]
+
+EXT = "io.modelcontextprotocol/tasks"
+RELATED = "io.modelcontextprotocol/related-task"
+REDIS_DB = os.environ.get("MCP_TEST_REDIS_DB", "5")
+VISIBILITY_TIMEOUT = 3
+
+
+@dataclass
+class Stack:
+    server: LiveServer
+    worker: Worker
+    queue: str
+    tmp: Path
+
+    def restart_worker(self) -> None:
+        self.worker.stop()
+        self.worker = start_worker(self.server.env, self.tmp / "worker.log", queue=self.queue)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    services.require("redis")
+    tmp = tmp_path_factory.mktemp("tasks")
+    queue = f"mcp-e2e-{uuid.uuid4().hex[:8]}"
+    env = {
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{REDIS_DB}",
+        "MCP_TASK_QUEUE": queue,
+        "MCP_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
+        "MCP_CELERY_RESTORE_INTERVAL": "1",
+    }
+    with run_server(tmp, extra_env=env) as server:
+        worker = start_worker(server.env, tmp / "worker.log", queue=queue)
+        s = Stack(server, worker, queue, tmp)
+        try:
+            yield s
+        finally:
+            s.worker.stop()
+            _drop_queue(queue)
+
+
+def _drop_queue(queue: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(f"redis://127.0.0.1:6379/{REDIS_DB}")
+    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+
+
+# --------------------------------------------------------------------------- raw HTTP helpers
+
+
+class Raw:
+    """A minimal JSON-RPC client over urllib; validates every message against the schemas."""
+
+    def __init__(self, url: str, version: str = "2025-11-25") -> None:
+        self.url = url
+        self.version = version
+        self.session: str | None = None
+        self.next_id = 0
+
+    def post(self, method: str, params: dict[str, Any], headers: dict[str, str] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        hdrs = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.session:
+            hdrs["Mcp-Session-Id"] = self.session
+            hdrs["MCP-Protocol-Version"] = self.version
+        hdrs.update(headers or {})
+        request = urllib.request.Request(self.url, json.dumps(body).encode(), hdrs, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                raw = response.read()
+                if method == "initialize":
+                    self.session = response.headers["Mcp-Session-Id"]
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+        message = json.loads(raw)
+        if method != "initialize":
+            check_message(self.version, message, method)
+        return dict(message)
+
+    def initialize(self) -> None:
+        self.post(
+            "initialize",
+            {"protocolVersion": self.version, "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}},
+        )
+
+    def modern(self, method: str, params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+        meta = modern_meta(**{"io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}}})
+        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+        if name is not None:
+            headers["Mcp-Name"] = name
+        return self.post(method, {**params, "_meta": meta}, headers)
+
+
+def _poll(get: Any, until: Any, timeout: float = 20) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        state = get()
+        if until(state):
+            return dict(state)
+        assert time.monotonic() < deadline, f"timed out; last state {state}"
+        time.sleep(0.1)
+
+
+# --------------------------------------------------------------------------- Python SDK, 2025-11-25
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _send_unchecked(session: Any, request: Any) -> dict[str, Any]:
+    """SDK 2.3.0 types CreateTaskResult but validates every tools/call answer as a CallToolResult,
+    so a task-augmented call goes through the session's own dispatcher without that check."""
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    opts: dict[str, Any] = {}
+    session._stamp(data, opts)
+    return dict(await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts))
+
+
+@pytest.mark.anyio
+async def test_python_sdk_creates_polls_fetches_and_lists(stack: Stack) -> None:
+    """T11-5, T11-9, T11-10, T11-12 with the official Python SDK and a real worker."""
+    import anyio
+    import mcp.types as types
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with streamable_http_client(stack.server.url) as (read, write), ClientSession(read, write) as session:
+        init = await session.send_request(
+            types.InitializeRequest(
+                params=types.InitializeRequestParams(
+                    protocol_version="2025-11-25",
+                    capabilities=types.ClientCapabilities(),
+                    client_info=types.Implementation(name="e2e", version="1"),
+                )
+            ),
+            types.InitializeResult,
+        )
+        session.adopt(init)
+        await session.send_notification(types.InitializedNotification())
+        assert init.capabilities.tasks is not None
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(
+                name="build_report", arguments={"steps": 3}, task=types.TaskMetadata(ttl=120_000)
+            )
+        )
+        created = types.CreateTaskResult.model_validate(await _send_unchecked(session, request))
+        task_id = created.task.task_id
+        assert created.task.status == "working"
+        statuses: list[str] = []
+        messages: list[str] = []
+        with anyio.fail_after(20):
+            while True:
+                got = await session.send_request(
+                    types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id)), types.GetTaskResult
+                )
+                statuses.append(got.status)
+                if got.status_message:
+                    messages.append(got.status_message)
+                if got.status in ("completed", "failed", "cancelled"):
+                    break
+                await anyio.sleep(0.1)
+        assert statuses[-1] == "completed"
+        assert any(m.startswith("Step ") for m in messages)  # progress became the status message
+        result = await session.send_request(
+            types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id)),
+            types.CallToolResult,
+        )
+        assert result.content[0].text == "Report ready after 3 steps."  # type: ignore[union-attr]
+        assert result.meta is not None
+        assert result.meta[RELATED] == {"taskId": task_id}
+        listed = await session.send_request(types.ListTasksRequest(), types.ListTasksResult)
+        assert task_id in [t.task_id for t in listed.tasks]
+
+
+def test_tasks_result_blocks_until_the_worker_finishes(stack: Stack) -> None:
+    """T11-10: tasks/result on a working task answers only once it is terminal."""
+    client = Raw(stack.server.url)
+    client.initialize()
+    created = client.post("tools/call", {"name": "export_archive", "arguments": {"steps": 3}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    started = time.monotonic()
+    result = client.post("tasks/result", {"taskId": task_id})
+    waited = time.monotonic() - started
+    assert result["result"]["content"][0]["text"] == "Report ready after 3 steps."
+    assert waited > 1.0  # three 0.5 s steps ran in the worker while we waited
+    assert client.post("tasks/get", {"taskId": task_id})["result"]["status"] == "completed"
+
+
+def test_cancel_a_running_task_ends_cancelled(stack: Stack) -> None:
+    """T11-13: the running handler stops; the task stays cancelled after the worker is done."""
+    client = Raw(stack.server.url)
+    client.initialize()
+    created = client.post("tools/call", {"name": "export_archive", "arguments": {"steps": 20}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    _poll(
+        lambda: client.post("tasks/get", {"taskId": task_id})["result"],
+        lambda s: s.get("statusMessage", "").startswith("Step"),
+    )
+    cancelled = client.post("tasks/cancel", {"taskId": task_id})["result"]
+    assert cancelled["status"] == "cancelled"
+    time.sleep(1.5)  # the handler checks between 0.5 s steps
+    state = client.post("tasks/get", {"taskId": task_id})["result"]
+    assert state["status"] == "cancelled"
+    assert "Step 20" not in state.get("statusMessage", "")
+
+
+def test_another_token_cannot_see_the_task(stack: Stack) -> None:
+    """T11-16: the demo's AllowAny backend gives every caller the same principal, so isolation is
+    covered with two real principals in tests/integration/test_tasks.py; here an unknown id and
+    a forged cursor are refused by the real server."""
+    client = Raw(stack.server.url)
+    client.initialize()
+    assert client.post("tasks/get", {"taskId": "A" * 32})["error"]["code"] == -32602
+    assert client.post("tasks/list", {"cursor": "nope"})["error"]["code"] == -32602
+
+
+# --------------------------------------------------------------------------- 2026-07-28 extension
+
+
+def test_modern_extension_flow(stack: Stack) -> None:
+    """TX-1..TX-8: discover, server-decided task, poll to completion with the result, cancel ack."""
+    client = Raw(stack.server.url, MODERN)
+    discover = client.modern("server/discover", {})
+    assert EXT in discover["result"]["capabilities"]["extensions"]
+    created = client.modern("tools/call", {"name": "build_report", "arguments": {"steps": 2}}, name="build_report")
+    task = created["result"]
+    assert task["resultType"] == "task"
+    assert task["status"] == "working"
+    done = _poll(
+        lambda: client.modern("tasks/get", {"taskId": task["taskId"]}, name=task["taskId"])["result"],
+        lambda s: s["status"] != "working",
+    )
+    assert done["status"] == "completed"
+    assert done["result"]["structuredContent"] == {"steps": 2}
+    ack = client.modern("tasks/cancel", {"taskId": task["taskId"]}, name=task["taskId"])
+    assert ack["result"]["resultType"] == "complete"
+    assert client.modern("tasks/get", {"taskId": task["taskId"]}, name=task["taskId"])["result"]["status"] == (
+        "completed"
+    )
+
+
+# --------------------------------------------------------------------------- reliability
+
+
+def test_worker_killed_mid_task_is_retried_by_a_new_worker(stack: Stack) -> None:
+    """acks_late + reject_on_worker_lost + Redis visibility timeout: SIGKILL the worker while the
+    handler runs, start a new one, and the task ends completed (retried), never stuck working."""
+    client = Raw(stack.server.url)
+    client.initialize()
+    created = client.post("tools/call", {"name": "export_archive", "arguments": {"steps": 6}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    _poll(
+        lambda: client.post("tasks/get", {"taskId": task_id})["result"],
+        lambda s: s.get("statusMessage", "").startswith("Step"),
+    )
+    os.kill(stack.worker.process.pid, signal.SIGKILL)
+    stack.worker.process.wait(timeout=10)
+    killed_at = time.monotonic()
+    stack.restart_worker()
+    final = _poll(
+        lambda: client.post("tasks/get", {"taskId": task_id})["result"],
+        lambda s: s["status"] != "working",
+        timeout=VISIBILITY_TIMEOUT + 25,
+    )
+    recovered = time.monotonic() - killed_at
+    assert final["status"] == "completed", final
+    result = client.post("tasks/result", {"taskId": task_id})["result"]
+    assert result["content"][0]["text"] == "Report ready after 6 steps."
+    print(f"worker killed -> task completed on the new worker in {recovered:.1f} s")
+    assert recovered < VISIBILITY_TIMEOUT + 25
