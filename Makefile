@@ -35,6 +35,7 @@ lint: install
 bench: install
 	$(PY) bench/run.py
 	$(PY) bench/tasks.py
+	$(PY) bench/listeners.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache tests/e2e/js/node_modules

@@ -34,15 +34,21 @@ STATS_SECONDS = 20
 class Listener:
     """The small fixed state of one open stream."""
 
-    __slots__ = ("principal", "fingerprint", "version", "_event", "pending", "closed")
+    __slots__ = ("principal", "fingerprint", "version", "_waiter", "pending", "closed")
 
     def __init__(self, principal: Principal, fingerprint: str, version: int) -> None:
         self.principal = principal
         self.fingerprint = fingerprint
         self.version = version
-        self._event = asyncio.Event()
+        # A bare future while the stream waits (no Event, no Task per wait: idle streams are many).
+        self._waiter: asyncio.Future[None] | None = None
         self.pending = False
         self.closed = False
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def offer(self, catalog: Any, visible: Callable[..., bool]) -> None:
         if catalog.version == self.version:
@@ -52,24 +58,34 @@ class Listener:
         if fingerprint != self.fingerprint:
             self.fingerprint = fingerprint
             self.pending = True
-            self._event.set()
+            self._wake()
 
     def close(self) -> None:
         self.closed = True
-        self._event.set()
+        self._wake()
 
     async def next(self, timeout: float) -> Wake:
         """Wait up to ``timeout`` seconds: a change to send, nothing (keep-alive), or the end."""
         if not (self.pending or self.closed):
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._event.wait(), timeout)
-        self._event.clear()
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = loop.call_later(timeout, _resolve, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self._waiter = None
         if self.closed:
             return "closed"
         if self.pending:
             self.pending = False
             return "changed"
         return "idle"
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class Hub:
