@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import statistics
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.servers import LiveServer, prepare_database, run_server, server_env  # noqa: E402
+from tests.services import temporary_postgres_database  # noqa: E402
 
 MODERN = "2026-07-28"
 TARGET_P99_S = 1.0
@@ -58,20 +56,6 @@ def rss_kb(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
-
-
-@contextlib.contextmanager
-def postgres_database() -> Iterator[str]:
-    import psycopg
-
-    name = f"mcp_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres", autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield name
-    finally:
-        with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 class Stream:
@@ -186,7 +170,7 @@ async def measure(servers: list[LiveServer], count: int, rounds: int) -> dict[st
 
 
 def run(notifier: str, count: int, rounds: int, middleware: str) -> dict[str, Any]:
-    with postgres_database() as database, tempfile.TemporaryDirectory() as tmp_dir:
+    with temporary_postgres_database("mcp_bench") as database, tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         env = {
             "MCP_DATABASE": "postgres",

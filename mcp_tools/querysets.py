@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self, TypeVar
 
 from django.db import models
 from django.utils import timezone
@@ -23,15 +23,24 @@ class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]
         return count
 
 
-class SessionQuerySet(models.QuerySet["McpSession"]):  # type: ignore[name-defined]
-    def expired(self) -> SessionQuerySet:
+_M = TypeVar("_M", bound=models.Model)
+
+
+class ExpiringQuerySet(models.QuerySet[_M]):
+    """Rows with an ``expires_at``: what has expired, deleted in batches."""
+
+    def expired(self) -> Self:
         return self.filter(expires_at__lte=timezone.now())
 
     def delete_expired(self, batch_size: int = 1000) -> int:
-        """Delete expired sessions in batches so a large backlog never holds one long lock."""
+        """Delete expired rows in batches so a large backlog never holds one long lock."""
         total = 0
         while True:
             pks = list(self.expired().values_list("pk", flat=True)[:batch_size])
             if not pks:
                 return total
-            total += self.model.objects.filter(pk__in=pks).delete()[0]
+            total += self.model._default_manager.filter(pk__in=pks).delete()[0]
+
+
+class SessionQuerySet(ExpiringQuerySet["McpSession"]):  # type: ignore[name-defined]
+    pass

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from .protocol import tasks as wire
+from .querysets import ExpiringQuerySet
 
 
 def new_task_id() -> str:
@@ -32,7 +33,7 @@ class TaskStatus(models.TextChoices):
 assert tuple(TaskStatus.values) == wire.STATUSES
 
 
-class TaskQuerySet(models.QuerySet["McpTask"]):
+class TaskQuerySet(ExpiringQuerySet["McpTask"]):
     def live(self) -> TaskQuerySet:
         now = timezone.now()
         return self.filter(models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now))
@@ -44,18 +45,6 @@ class TaskQuerySet(models.QuerySet["McpTask"]):
         """Change status only along a legal transition (T11-7); False when the row was elsewhere."""
         fields.setdefault("updated_at", timezone.now())
         return self.filter(pk=pk, status__in=wire.sources_of(status)).update(status=status, **fields) > 0
-
-    def expired(self) -> TaskQuerySet:
-        return self.filter(expires_at__lte=timezone.now())
-
-    def delete_expired(self, batch_size: int = 1000) -> int:
-        """Delete rows past their ttl in batches so a backlog never holds one long lock."""
-        total = 0
-        while True:
-            pks = list(self.expired().values_list("pk", flat=True)[:batch_size])
-            if not pks:
-                return total
-            total += self.model.objects.filter(pk__in=pks).delete()[0]
 
 
 class McpTask(models.Model):

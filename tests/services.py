@@ -5,8 +5,11 @@ Outside CI a missing service skips the tests that need it; in CI (CI=true) it fa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -34,3 +37,25 @@ def require(name: str) -> None:
     if IN_CI:
         pytest.fail(f"{message} (CI=true: a missing service is a failure)")
     pytest.skip(message)
+
+
+@contextlib.contextmanager
+def temporary_postgres_database(prefix: str = "mcp_tmp") -> Iterator[str]:
+    """A fresh PostgreSQL database for servers started by a test or the bench; dropped afterwards."""
+    import uuid
+
+    import psycopg
+
+    host, port = SERVICES["postgres"]
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+    def admin() -> psycopg.Connection[Any]:
+        return psycopg.connect(host=host, port=port, user="postgres", dbname="postgres", autocommit=True)
+
+    with admin() as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield name
+    finally:
+        with admin() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

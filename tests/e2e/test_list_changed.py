@@ -16,7 +16,6 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,21 +36,6 @@ CAROL = "carol get_weather"  # sees get_weather only
 QUIET_SECONDS = 2.0  # how long "receives nothing" is watched
 
 
-@contextlib.contextmanager
-def _postgres_database() -> Iterator[str]:
-    import psycopg
-
-    services.require("postgres")
-    name = f"mcp_e2e_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres", autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield name
-    finally:
-        with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 @pytest.fixture(scope="module", params=["postgres", "redis"])
 def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
     env = {
@@ -62,7 +46,8 @@ def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     tmp = tmp_path_factory.mktemp(f"fleet-{request.param}")
     with contextlib.ExitStack() as stack:
         if request.param == "postgres":
-            database = stack.enter_context(_postgres_database())
+            services.require("postgres")
+            database = stack.enter_context(services.temporary_postgres_database("mcp_e2e"))
             env.update({"MCP_DATABASE": "postgres", "POSTGRES_DB": database, "MCP_NOTIFIER": "postgres"})
         else:
             services.require("redis")
