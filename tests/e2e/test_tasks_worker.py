@@ -297,3 +297,23 @@ def test_worker_killed_mid_task_is_retried_by_a_new_worker(stack: Stack) -> None
     assert result["content"][0]["text"] == "Report ready after 6 steps."
     print(f"worker killed -> task completed on the new worker in {recovered:.1f} s")
     assert recovered < VISIBILITY_TIMEOUT + 25
+
+
+@pytest.mark.node
+def test_ts_sdk_task_flow(stack: Stack) -> None:
+    """T11-2, T11-9..T11-12 with @modelcontextprotocol/sdk 1.x: create, poll, result, list, get."""
+    import subprocess
+
+    from tests.e2e.nodejs import JS_DIR, node
+
+    done = subprocess.run(
+        [str(node()), "tasks_legacy.mjs", stack.server.url], cwd=JS_DIR, capture_output=True, text=True, timeout=90
+    )
+    outcome = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {"stderr": done.stderr}
+    assert outcome.get("ok") is True, outcome
+    assert outcome["negotiated"] == "tasks"
+    assert outcome["types"][0] == "taskCreated"
+    assert outcome["final_type"] == "result", outcome
+    assert outcome["result_text"], outcome
+    assert outcome["task_id"] in outcome["listed_ids"]
+    assert outcome["task_status"] == "completed"
