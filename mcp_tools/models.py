@@ -226,6 +226,8 @@ class McpSession(models.Model):
     # What the client last heard of the tool list (Catalog.fingerprint): a GET stream opened
     # after a missed list_changed sends it at once.
     tools_fingerprint = models.CharField(_("tools fingerprint"), max_length=32, blank=True)
+    # The session's current GET stream (H-9: a notification goes on one stream only).
+    get_stream = models.CharField(_("GET stream"), max_length=16, blank=True, editable=False)
     initialized = models.BooleanField(_("initialized"), default=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     last_seen_at = models.DateTimeField(_("last seen at"), default=timezone.now)

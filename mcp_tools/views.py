@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
-from django.core.cache import cache
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -432,40 +431,37 @@ def _listen(message: Request, ex: Exchange) -> Reply:
     final = orjson.dumps({"jsonrpc": "2.0", "id": message.id, "result": {"resultType": "complete", "_meta": meta}})
     changed = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": meta}})
     principal = ex.principal
-    if not honoured:
-
-        async def idle_stream() -> AsyncIterator[bytes]:
-            yield sse.event(ack)
-            async for chunk in _idle(mcp_settings.SSE_MAX_SECONDS):
-                yield chunk
-            yield sse.event(final)  # server-initiated end: the graceful listen result
-
-        return Reply(200, stream=idle_stream)
-    if not acquire_stream_slot(principal):
-        return _too_many_streams(principal)
-    fingerprint, version = services.tools_fingerprint(principal)
+    listener = None
+    if honoured:
+        if not acquire_stream_slot(principal):
+            return _too_many_streams(principal)
+        listener = Listener(principal, *services.tools_fingerprint(principal))
 
     async def stream() -> AsyncIterator[bytes]:
-        listener = Listener(principal, fingerprint, version)
         try:
-            get_hub().register(listener)
+            if listener is not None:
+                get_hub().register(listener)
             yield sse.event(ack)
             async for event in _notifications(listener, changed):
                 yield event
-            yield sse.event(final)
+            yield sse.event(final)  # server-initiated end: the graceful listen result
         finally:
-            _closed(listener)
+            if listener is not None:
+                _closed(listener)
 
     return Reply(200, stream=stream)
 
 
 async def _notifications(
-    listener: Listener,
+    listener: Listener | None,
     event: bytes,
-    still_ours: Callable[[str], Awaitable[bool]] | None = None,
-    after_send: Callable[[], Awaitable[None]] | None = None,
+    claim: Callable[[], Awaitable[bool]] | None = None,
 ) -> AsyncIterator[bytes]:
-    """The body of a notification stream: list_changed when it applies, keep-alives between."""
+    """The body of a notification stream: list_changed when it applies, keep-alives between.
+
+    Without a listener (list_changed not delivered here) only keep-alives, until the deadline.
+    ``claim`` runs before each notification; False means another stream took over: end.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + mcp_settings.SSE_MAX_SECONDS
     interval = mcp_settings.SSE_KEEPALIVE_SECONDS
@@ -473,16 +469,18 @@ async def _notifications(
         remaining = deadline - loop.time()
         if remaining <= 0:
             return
-        wake = await listener.next(min(interval, remaining))
+        if listener is None:
+            await asyncio.sleep(min(interval, remaining))
+            wake = "idle"
+        else:
+            wake = await listener.next(min(interval, remaining))
         if wake == "closed":
             return
-        if still_ours is not None and not await still_ours(wake):
-            return
         if wake == "changed":
+            if claim is not None and not await claim():
+                return
             yield sse.event(event)
             get_hub().sent()
-            if after_send is not None:
-                await after_send()
         elif loop.time() < deadline:
             yield sse.comment("keep-alive")
 
@@ -496,24 +494,6 @@ def _closed(listener: Listener) -> None:
     asyncio.get_running_loop().run_in_executor(None, release_stream_slot, listener.principal)
 
 
-async def _idle(seconds: float) -> AsyncIterator[bytes]:
-    """Keep-alive comments until ``seconds`` have passed."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    interval = mcp_settings.SSE_KEEPALIVE_SECONDS
-    while True:
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            return
-        await asyncio.sleep(min(interval, remaining))
-        if loop.time() < deadline:
-            yield sse.comment("keep-alive")
-
-
-def _get_stream_key(session_id: str) -> str:
-    return f"mcp_tools:get-stream:{session_id}"
-
-
 async def _get(request: HttpRequest) -> Reply:
     """H-11: the legacy standalone SSE stream; modern requests have none (H-D1)."""
     if not _accepts(request, "text/event-stream"):
@@ -522,6 +502,10 @@ async def _get(request: HttpRequest) -> Reply:
     if not headers.get("mcp-session-id"):
         return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
     asgi = isinstance(request, ASGIRequest)
+
+    # H-9/H-11: a notification goes on one GET stream of the session, the newest: the session
+    # row names it, so a stream on any worker learns it was superseded.
+    token = secrets.token_hex(8)
 
     def prepare() -> Reply | tuple[McpSession, Listener | None, bool]:
         try:
@@ -540,8 +524,7 @@ async def _get(request: HttpRequest) -> Reply:
         heard = McpSession.objects.filter(pk=session.pk).values_list("tools_fingerprint", flat=True).first()
         # A change the client missed while it had no stream open is sent at once.
         missed = bool(heard) and heard != fingerprint
-        if heard != fingerprint:
-            McpSession.objects.filter(pk=session.pk).update(tools_fingerprint=fingerprint)
+        McpSession.objects.filter(pk=session.pk).update(tools_fingerprint=fingerprint, get_stream=token)
         return session, Listener(principal, fingerprint, version), missed
 
     found = await run_sync(prepare)
@@ -550,36 +533,26 @@ async def _get(request: HttpRequest) -> Reply:
     session, listener, missed = found
     rev = v.get_revision(session.protocol_version)
     retry = mcp_settings.SSE_RETRY_MS
-    # H-9/H-11: a notification goes on one GET stream of the session: the newest one.
-    token = secrets.token_hex(8)
-    key = _get_stream_key(session.pk)
-    if listener is not None:
-        await cache.aset(key, token, timeout=int(mcp_settings.SSE_MAX_SECONDS) + 60)
 
-    async def still_ours(wake: str) -> bool:
-        if wake != "changed":
-            return True
-        return bool(await cache.aget(key) == token)
+    def claim_sync(fingerprint: str) -> bool:
+        # One UPDATE: still the session's stream? Then record what the client is about to hear.
+        return bool(McpSession.objects.filter(pk=session.pk, get_stream=token).update(tools_fingerprint=fingerprint))
 
-    async def remember() -> None:
+    async def claim() -> bool:
         assert listener is not None
-        fingerprint = listener.fingerprint
-        await run_sync(lambda: McpSession.objects.filter(pk=session.pk).update(tools_fingerprint=fingerprint))
+        return await run_sync(claim_sync, listener.fingerprint)
 
     async def stream() -> AsyncIterator[bytes]:
         try:
             if rev.sse_priming:
                 yield sse.priming(f"{session.pk[:8]}-get-{token}", retry_ms=retry)
-            if listener is None:
-                async for chunk in _idle(mcp_settings.SSE_MAX_SECONDS):
-                    yield chunk
-            else:
+            if listener is not None:
                 get_hub().register(listener)
                 if missed:
                     yield sse.event(LIST_CHANGED)
                     get_hub().sent()
-                async for event in _notifications(listener, LIST_CHANGED, still_ours, remember):
-                    yield event
+            async for event in _notifications(listener, LIST_CHANGED, claim):
+                yield event
             if rev.sse_priming:
                 # H-12: say when to come back before closing the connection.
                 yield b"retry: " + str(retry).encode() + b"\n\n"

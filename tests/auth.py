@@ -1,8 +1,10 @@
-"""A test authentication backend for servers started by the suite (not for production).
+"""Test authentication backends for the suite (not for production).
 
-``X-Test-User: name scope1 scope2`` names the caller and its scopes. A tool is visible when its
-name is one of the scopes or the scopes hold ``all``: it depends only on the tool and the
-scopes, as ``can_see`` must, so two callers can see different lists without the OAuth setup.
+``X-Test-User: name scope1 scope2`` names the caller and its scopes (no header: 401).
+``HeaderAuthBackend`` keeps the base visibility rule (a tool's required scopes);
+``ScopeHeaderBackend`` shows a tool when its name is one of the scopes or the scopes hold
+``all``: it depends only on the tool and the scopes, as ``can_see`` must, so two callers see
+different lists without the OAuth setup.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from mcp_tools.catalog import CompiledTool
 from mcp_tools.types import Principal
 
 
-class ScopeHeaderBackend(BaseAuthBackend):
+class HeaderAuthBackend(BaseAuthBackend):
     def authenticate(self, request: HttpRequest) -> Principal:
         raw = request.headers.get("x-test-user")
         if not raw:
@@ -22,6 +24,8 @@ class ScopeHeaderBackend(BaseAuthBackend):
         name, *scopes = raw.split()
         return Principal(key=f"user:{name}", scopes=frozenset(scopes))
 
+
+class ScopeHeaderBackend(HeaderAuthBackend):
     def can_see(self, tool: CompiledTool, principal: Principal) -> bool:
         scopes = principal.scopes or frozenset()
         return "all" in scopes or tool.name in scopes

@@ -268,6 +268,7 @@ async def test_python_sdk_modern_listen_hears_admin_edit(
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared.subscriptions import ToolsListChanged
 
     a, _ = fleet
     async with (
@@ -279,7 +280,7 @@ async def test_python_sdk_modern_listen_hears_admin_edit(
             await anyio.to_thread.run_sync(admin.set_enabled, "echo", False)
             with anyio.fail_after(10):
                 event = await subscription.__anext__()
-            assert "tools" in type(event).__name__.lower() or "list" in repr(event).lower()
+            assert isinstance(event, ToolsListChanged)
         assert sorted(t.name for t in (await client.list_tools()).tools) == ["add"]
 
 
@@ -411,3 +412,67 @@ def test_stream_stats_count_listeners(fleet: tuple[LiveServer, LiveServer], tmp_
     finally:
         for listener in listeners:
             listener.close()
+
+
+def test_only_the_newest_get_stream_of_a_session_is_notified(
+    fleet: tuple[LiveServer, LiveServer], admin: Admin
+) -> None:
+    """H-9, H-11: a session's notification goes on one GET stream, never on two."""
+    a, b = fleet
+    session = _legacy_session(a, ALICE)
+    older = Listener(a, ALICE, session=session, version="2025-11-25")
+    time.sleep(0.3)
+    newer = Listener(b, ALICE, session=session, version="2025-11-25")  # any worker serves the session
+    try:
+        time.sleep(0.5)
+        admin.set_enabled("echo", False)
+        assert newer.wait_change(1)
+        time.sleep(QUIET_SECONDS / 2)
+        assert older.changes() == []
+        assert older.done.wait(5)  # the superseded stream ends instead of lingering
+    finally:
+        older.close()
+        newer.close()
+
+
+def test_open_streams_are_bounded_per_principal(tmp_path: Path) -> None:
+    """Over MAX_STREAMS_PER_PRINCIPAL a listen request gets 429 with Retry-After; others are unaffected."""
+    env = {"MCP_AUTH_BACKEND": "tests.auth.ScopeHeaderBackend", "MCP_MAX_STREAMS_PER_PRINCIPAL": "2"}
+    with run_server(tmp_path, extra_env=env) as server:
+        streams = [Listener(server, ALICE), Listener(server, ALICE)]
+        try:
+            headers = {**ACCEPT, "X-Test-User": ALICE, "MCP-Protocol-Version": MODERN}
+            headers["Mcp-Method"] = "subscriptions/listen"
+            body = {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "subscriptions/listen",
+                "params": {"notifications": {"toolsListChanged": True}, "_meta": modern_meta()},
+            }
+            refused = httpx.post(server.url, json=body, headers=headers, timeout=10)
+            assert refused.status_code == 429
+            assert refused.headers["retry-after"]
+            check_message(MODERN, refused.json())
+            assert "Too many open notification streams" in refused.json()["error"]["message"]
+            carol = Listener(server, CAROL)  # the bound is per principal
+            assert carol.status == 200
+            carol.close()
+        finally:
+            for stream in streams:
+                stream.close()
+
+
+def test_server_shutdown_ends_listen_streams_gracefully(tmp_path: Path) -> None:
+    """H-D10: on SIGTERM a listen stream gets the graceful listen result at once, not at SSE_MAX_SECONDS."""
+    env = {"MCP_AUTH_BACKEND": "tests.auth.ScopeHeaderBackend", "MCP_SSE_MAX_SECONDS": "120"}
+    with run_server(tmp_path, extra_env=env) as server:
+        alice = Listener(server, ALICE)
+        time.sleep(0.5)
+        started = time.monotonic()
+        server.process.terminate()
+        assert alice.done.wait(10)
+        elapsed = time.monotonic() - started
+    final = alice.messages[-1][1]
+    assert final["result"]["resultType"] == "complete"
+    assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 1
+    assert elapsed < 5

@@ -8,10 +8,7 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
-from django.http import HttpRequest
 
-from mcp_tools.auth import AuthFailure, BaseAuthBackend
-from mcp_tools.types import Principal
 from tests.mcp_client import Mcp
 
 
@@ -32,17 +29,6 @@ def mcp(client: Any, demo_tools: None) -> Mcp:
     return Mcp(client)
 
 
-class HeaderAuthBackend(BaseAuthBackend):
-    """Test backend: ``X-Test-User: name scope1 scope2`` (no header: 401)."""
-
-    def authenticate(self, request: HttpRequest) -> Principal:
-        raw = request.headers.get("x-test-user")
-        if not raw:
-            raise AuthFailure(401, "invalid_token", "Authentication required", {"WWW-Authenticate": "Bearer"})
-        name, *scopes = raw.split()
-        return Principal(key=f"user:{name}", scopes=frozenset(scopes))
-
-
 @pytest.fixture
 def header_auth(settings: Any) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.integration.conftest.HeaderAuthBackend"}
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}
