@@ -273,7 +273,7 @@ def get_catalog() -> Catalog:
         for tool_id, scope_name in links:
             required.setdefault(tool_id, set()).add(scope_name)
         for row in rows:
-            row["required_scopes"] = required.get(row["pk"], ())
+            row["required_scopes"] = frozenset(required.get(row["pk"], ()))
         scope_rows = list(Scope.objects.filter(active=True).values_list("name", "description", "advertised"))
         edges = list(Scope.implies.through.objects.values_list("from_scope__name", "to_scope__name"))
         scopes = build_scope_info(scope_rows, edges)

@@ -112,3 +112,17 @@ def test_open_streams_are_bounded_per_principal(settings: Any) -> None:
     assert acquire_stream_slot(Principal("user:bob"))  # the bound is per principal
     release_stream_slot(alice)
     assert acquire_stream_slot(alice)
+
+
+def test_a_rebuild_reuses_unchanged_tools_and_their_validators(tools: None) -> None:
+    """Validators are compiled once per tool version: a catalog change recompiles only what changed."""
+    before = get_catalog()
+    echo_validator = before.by_name["echo"].input_validator
+    tool = Tool.objects.get(name="add")
+    tool.description = "adds"
+    tool.save()
+    after = get_catalog()
+    assert after.version > before.version
+    assert after.by_name["echo"] is before.by_name["echo"]
+    assert after.by_name["echo"].input_validator is echo_validator
+    assert after.by_name["add"] is not before.by_name["add"]
