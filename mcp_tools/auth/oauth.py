@@ -9,7 +9,6 @@ the token's active scopes expanded with the scopes they imply.
 from __future__ import annotations
 
 import hashlib
-import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -259,21 +258,21 @@ class JWTBackend(OAuthBackend):
         self.user_claim = str(config.get("user_claim") or "sub")
         self.user_field = str(config.get("user_field") or "")
         self.leeway = float(config.get("leeway", 30))
+        # PyJWKClient caches the whole key set for ``lifespan`` and locks its own fetches. No
+        # per-key cache (cache_keys): it has no expiry, so a key the identity provider removed
+        # would stay trusted for the life of the process.
         self.jwks = jwt.PyJWKClient(
             str(config["jwks_uri"]),
-            cache_keys=True,
             lifespan=int(config.get("jwks_cache_seconds", 300)),
             timeout=int(config.get("jwks_timeout", 5)),
         )
-        self._lock = threading.Lock()
 
     def authenticate(self, request: HttpRequest) -> Principal:
         import jwt
 
         raw = bearer_token(request)
         try:
-            with self._lock:
-                key = self.jwks.get_signing_key_from_jwt(raw)
+            key = self.jwks.get_signing_key_from_jwt(raw)
             claims = jwt.decode(
                 raw,
                 key.key,

@@ -30,18 +30,30 @@ def keys() -> tuple[Any, Any]:
     )
 
 
+# What the JWKS endpoint serves; a test may rotate it.
+JWKS: dict[str, list[dict[str, Any]]] = {"keys": []}
+
+
+def jwk_of(key: Any, kid: str) -> dict[str, Any]:
+    return {
+        **json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key())),
+        "kid": kid,
+        "use": "sig",
+        "alg": "RS256",
+    }
+
+
 @pytest.fixture(scope="module")
 def jwks_url(keys: tuple[Any, Any]) -> Iterator[str]:
     """A real HTTP JWKS endpoint on 127.0.0.1 serving the first key only."""
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(keys[0].public_key()))
-    body = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]}).encode()
+    JWKS["keys"] = [jwk_of(keys[0], "k1")]
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(json.dumps(JWKS).encode())
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -129,3 +141,28 @@ def test_refused_jwts(client: Any, jwt_auth: None, keys: Any, case: str) -> None
     params = auth_params(response["WWW-Authenticate"])
     assert params["error"] == "invalid_token"
     assert params["resource_metadata"] == "http://testserver/.well-known/oauth-protected-resource/mcp"
+
+
+def test_a_key_removed_from_the_jwks_is_refused_after_the_cache_lifespan(
+    client: Any, settings: Any, jwks_url: str, demo_tools: None, keys: Any
+) -> None:
+    """Key rotation: once the identity provider drops a key, tokens signed with it stop working."""
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user("alice")
+    settings.MCP_TOOLS = {
+        **settings.MCP_TOOLS,
+        "AUTH_BACKEND": "mcp_tools.auth.JWTBackend",
+        "JWT": {"issuer": ISSUER, "jwks_uri": jwks_url, "user_field": "username", "jwks_cache_seconds": 1},
+    }
+    auth_base._instantiate.cache_clear()
+    try:
+        old = sign(keys[0], kid="k1", scope="notes:read")
+        assert call(client, old)[0].status_code == 200
+        JWKS["keys"] = [jwk_of(keys[1], "k2")]
+        time.sleep(1.2)
+        assert call(client, old)[0].status_code == 401
+        assert call(client, sign(keys[1], kid="k2", scope="notes:read"))[0].status_code == 200
+    finally:
+        JWKS["keys"] = [jwk_of(keys[0], "k1")]
+        auth_base._instantiate.cache_clear()
