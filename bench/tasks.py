@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     total = args.tasks or (400 if args.quick else 2000)
     queue = f"mcp-bench-{uuid.uuid4().hex[:8]}"
     broker = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/5")
-    extra = {"CELERY_BROKER_URL": broker, "MCP_TASK_QUEUE": queue, "MCP_LOG_LEVEL": "WARNING"}
+    # No rate limit: the bench measures the queue, not the limiter (120/m by default).
+    extra = {"CELERY_BROKER_URL": broker, "MCP_TASK_QUEUE": queue, "MCP_LOG_LEVEL": "WARNING", "MCP_RATE_LIMIT": "off"}
     if args.db == "postgres":
         extra |= {"MCP_DATABASE": "postgres", "POSTGRES_DB": os.environ.get("BENCH_POSTGRES_DB", "test")}
     with tempfile.TemporaryDirectory(prefix="mcp-bench-tasks-") as tmp_name:

@@ -426,6 +426,7 @@ def _call_tool_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes 
         task = task_service.create_task(tool, arguments, ex, ttl)
         state = task_service.state_of(task, rev)
         created = task_wire.ext_create_result(state) if rev.modern else task_wire.core_create_result(state)
+        note.update(outcome="ok", detail="task created")
         return _result(req, ex, created)
     result = run_tool(tool, arguments, ex, progress_token=_progress_token(params))
     if result is None:

@@ -7,6 +7,8 @@ foreign task id answers exactly like an unknown one (T11-16, TX-13).
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import logging
 import time
 import uuid
@@ -41,7 +43,13 @@ class QueueUnavailable(Exception):
 
 
 def tasks_enabled() -> bool:
-    return bool(mcp_settings.TASKS_ENABLED)
+    """Tasks are served when the setting allows it and Celery, an optional extra, is installed."""
+    return bool(mcp_settings.TASKS_ENABLED) and _celery_installed()
+
+
+@functools.cache
+def _celery_installed() -> bool:
+    return importlib.util.find_spec("celery") is not None
 
 
 # --------------------------------------------------------------------------- row <-> protocol
@@ -138,7 +146,10 @@ def create_task(tool: CompiledTool, arguments: dict[str, Any], ex: Exchange, ttl
 
 
 def enqueue(task: McpTask) -> None:
-    from .tasks import run_task
+    try:
+        from .tasks import run_task
+    except ImportError as exc:  # Celery is an optional extra
+        raise QueueUnavailable(f"Celery is not installed: {exc}") from exc
 
     options: dict[str, Any] = {
         "task_id": task.celery_id,

@@ -17,7 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from mcp_tools.models import McpTask, Tool
+from mcp_tools.models import AuditEvent, McpTask, Tool
 from mcp_tools.protocol import tasks as wire
 from mcp_tools.task_service import WORKER_LOST_MESSAGE, execute
 from tests.mcp_client import Mcp, modern_meta
@@ -108,6 +108,9 @@ def test_task_lifecycle_create_get_result_list(mcp11: Mcp) -> None:
     assert result["content"][0]["text"] == "Report ready after 2 steps."
     assert result["structuredContent"] == {"steps": 2}
     assert result["_meta"][RELATED] == {"taskId": task["taskId"]}
+    # The audit trail records the task-creating call as a success.
+    audit = AuditEvent.objects.get(tool_name="build_report")
+    assert (audit.outcome, audit.detail) == ("ok", "task created")
     listed = mcp11.call("tasks/list")
     assert [t["taskId"] for t in listed["tasks"]] == [task["taskId"]]
 
@@ -184,6 +187,24 @@ def test_broker_outage_gives_a_clear_error_and_no_row(mcp11: Mcp, monkeypatch: p
     assert "task queue is unavailable" in message["error"]["message"]
     assert "127.0.0.1" not in message["error"]["message"]
     assert not McpTask.objects.exists()
+
+
+def test_celery_missing_at_enqueue_gives_a_clear_error_and_no_row(mcp11: Mcp, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Celery is an optional extra: if its module cannot be imported, no orphan row is left."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mcp_tools.tasks", None)  # import now raises ImportError
+    _, message, _ = mcp11.request("tools/call", {"name": "noop", "task": {}})
+    assert message["error"]["code"] == -32603
+    assert "task queue is unavailable" in message["error"]["message"]
+    assert not McpTask.objects.exists()
+
+
+def test_without_celery_tasks_are_not_advertised(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_tools import task_service
+
+    monkeypatch.setattr(task_service, "_celery_installed", lambda: False)
+    assert task_service.tasks_enabled() is False
 
 
 def test_cancel_a_working_task_and_it_stays_cancelled(mcp11: Mcp, queued: None) -> None:
