@@ -95,6 +95,8 @@ class Exchange:
     cancelled: CancelFlag = field(default_factory=lambda: CancelFlag(None))
     # Served under ASGI, where notification streams can stay open (listChanged).
     asgi: bool = False
+    # tasks/result: until when (time.monotonic) the view keeps waiting for a working task.
+    wait_until: float = 0.0
 
 
 # --------------------------------------------------------------------------- server identity
@@ -240,8 +242,8 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
             raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
         body = method(req, ex)
         return None if body is None else (200, body)
-    except AuthFailure:
-        raise  # an HTTP-level answer (403 insufficient_scope): the view frames it
+    except (AuthFailure, task_service.StillWorking):
+        raise  # an HTTP-level answer (403 insufficient_scope), or tasks/result waiting: the view's
     except McpError as exc:
         return exc.http_status, encode_error(req.id, exc)
     except Exception:
@@ -672,7 +674,7 @@ def _tasks_get(req: Request, ex: Exchange) -> bytes:
 def _tasks_result(req: Request, ex: Exchange) -> bytes:
     """T11-10: block until terminal, then answer what tools/call would have, with related-task meta."""
     task = task_service.find_task(req.params, ex.principal)
-    task = task_service.wait_terminal(task, float(mcp_settings.TASK_RESULT_WAIT_SECONDS))
+    task = task_service.terminal_or_wait(task, ex.wait_until)
     if task.error_code is not None:
         raise McpError(task.error_code, task.error_message)
     if task.result is None:

@@ -322,23 +322,25 @@ def revoke(task: McpTask) -> None:
         logger.debug("Could not revoke Celery task %s: %s", task.celery_id, exc)
 
 
-def wait_terminal(task: McpTask, timeout: float) -> McpTask:
-    """T11-10: block until the task is terminal (polling the row), at most ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while not task.terminal:
-        if time.monotonic() >= deadline:
-            raise McpError(
-                e.INTERNAL_ERROR,
-                f"Task {task.pk} is still {task.status} after {timeout:g} s; call tasks/result again.",
-            )
-        time.sleep(delay)
-        delay = min(delay * 1.5, 0.5)
-        fresh = McpTask.objects.filter(pk=task.pk).first()
-        if fresh is None:
-            raise wire.task_not_found()
-        task = fresh
-    return task
+class StillWorking(Exception):
+    """``tasks/result`` on a task that is not terminal yet, before the caller's deadline.
+
+    The view waits for it without holding a thread (it sleeps on the event loop and asks again),
+    so clients waiting on results cannot starve the thread pool that serves other requests.
+    """
+
+
+def terminal_or_wait(task: McpTask, wait_until: float) -> McpTask:
+    """T11-10: the task if terminal; StillWorking before ``wait_until`` (monotonic); then an error."""
+    if task.terminal:
+        return task
+    if time.monotonic() < wait_until:
+        raise StillWorking(task.pk)
+    raise McpError(
+        e.INTERNAL_ERROR,
+        f"Task {task.pk} is still {task.status} after {mcp_settings.TASK_RESULT_WAIT_SECONDS:g} s; "
+        "call tasks/result again.",
+    )
 
 
 def list_page(principal: Principal, cursor: Any, key: bytes, page_size: int) -> tuple[list[McpTask], str | None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ from .protocol.jsonrpc import (
 )
 from .protocol.negotiation import check_legacy_version_header, is_modern, read_modern_meta
 from .services import CancelFlag, Exchange, SessionNotFound
+from .task_service import StillWorking
 from .threads import run_sync
 from .types import Principal
 
@@ -211,6 +213,8 @@ def _auth_reply(exc: AuthFailure) -> Reply:
 
 
 async def _serve_message(request: HttpRequest, message: Message, can_stream: bool) -> Reply:
+    if isinstance(message, Request) and message.method == "tasks/result":
+        return await _await_task_result(request, message)
     if not (isinstance(message, Request) and message.method == "tools/call"):
         # Only a tool call can emit notifications before its result: no stream machinery.
         return await run_sync(_serve_sync, request, message, None, CancelFlag(None))
@@ -230,6 +234,22 @@ async def _serve_message(request: HttpRequest, message: Message, can_stream: boo
     # The call emitted a notification before its result: answer with an SSE stream (H-7).
     first_event = first.result() if first.done() else None
     return Reply(200, stream=lambda: _request_stream(first_event, queue, work, cancelled))
+
+
+async def _await_task_result(request: HttpRequest, message: Request) -> Reply:
+    """T11-10: tasks/result waits for a working task on the event loop, not in a pool thread.
+
+    Each look is one short trip to the thread pool; between looks the request holds nothing but
+    a timer, and a client that goes away cancels the wait.
+    """
+    wait_until = time.monotonic() + float(mcp_settings.TASK_RESULT_WAIT_SECONDS)
+    delay = 0.02
+    while True:
+        try:
+            return await run_sync(_serve_sync, request, message, None, CancelFlag(None), wait_until)
+        except StillWorking:
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
 
 
 async def _request_stream(
@@ -260,7 +280,9 @@ async def _request_stream(
         raise
 
 
-def _serve_sync(request: HttpRequest, message: Message, emit: Emit | None, cancelled: CancelFlag) -> Reply:
+def _serve_sync(
+    request: HttpRequest, message: Message, emit: Emit | None, cancelled: CancelFlag, wait_until: float = 0.0
+) -> Reply:
     """Authenticate, pick the era, and serve one message (runs in a worker thread)."""
     try:
         principal = _authenticate(request)
@@ -280,7 +302,7 @@ def _serve_sync(request: HttpRequest, message: Message, emit: Emit | None, cance
         if isinstance(message, Request) and message.method == "initialize":
             body, session_id = services.create_session(message, principal, asgi=asgi)
             return Reply(200, body, {"Mcp-Session-Id": session_id})
-        return _serve_legacy(message, principal, headers, emit, cancelled, asgi)
+        return _serve_legacy(message, principal, headers, emit, cancelled, asgi, wait_until)
     except McpError as exc:
         return _error_reply(exc, request_id)
     except AuthFailure as exc:  # A-5: step-up for a tools/call
@@ -329,6 +351,7 @@ def _serve_legacy(
     emit: Emit | None,
     cancelled: CancelFlag,
     asgi: bool,
+    wait_until: float,
 ) -> Reply:
     session = _legacy_session(headers, principal)
     rev = v.get_revision(session.protocol_version)
@@ -339,7 +362,9 @@ def _serve_legacy(
         return Reply(202)
     # Legacy clients cancel with notifications/cancelled, possibly through another worker.
     cancelled.key = CancelFlag.cache_key(session.pk, message.id)
-    ex = Exchange(rev, principal, headers, session=session, emit=emit, cancelled=cancelled, asgi=asgi)
+    ex = Exchange(
+        rev, principal, headers, session=session, emit=emit, cancelled=cancelled, asgi=asgi, wait_until=wait_until
+    )
     outcome = services.handle_request(message, ex)
     if outcome is None:
         return Reply(200, stream=_empty_stream)

@@ -215,6 +215,39 @@ def test_tasks_result_blocks_until_the_worker_finishes(stack: Stack) -> None:
     assert client.post("tasks/get", {"taskId": task_id})["result"]["status"] == "completed"
 
 
+def test_waiting_on_results_does_not_starve_other_requests(stack: Stack) -> None:
+    """T11-10 waits without a thread: 10 clients blocked in tasks/result, tools/list still answers."""
+    import concurrent.futures
+
+    client = Raw(stack.server.url)
+    client.initialize()
+    ids = [
+        client.post("tools/call", {"name": "export_archive", "arguments": {"steps": 6}, "task": {}})["result"]["task"][
+            "taskId"
+        ]
+        for _ in range(10)
+    ]
+
+    def wait(task_id: str) -> dict[str, Any]:
+        waiter = Raw(stack.server.url)
+        waiter.session = client.session
+        return waiter.post("tasks/result", {"taskId": task_id})
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=10) as pool:
+        futures = [pool.submit(wait, task_id) for task_id in ids]
+        time.sleep(1.0)  # every waiter is inside tasks/result now
+        assert not any(f.done() for f in futures)
+        started = time.monotonic()
+        listed = client.post("tools/list", {})
+        elapsed = time.monotonic() - started
+        assert "tools" in listed["result"]
+        assert elapsed < 2.0, elapsed
+        for task_id in ids:
+            client.post("tasks/cancel", {"taskId": task_id})
+        outcomes = [f.result(timeout=30) for f in futures]
+    assert all("error" in o or "result" in o for o in outcomes)
+
+
 def test_cancel_a_running_task_ends_cancelled(stack: Stack) -> None:
     """T11-13: the running handler stops; the task stays cancelled after the worker is done."""
     client = Raw(stack.server.url)

@@ -521,3 +521,15 @@ def test_admin_lists_tasks_and_staff_cancel(mcp11: Mcp, queued: None, client: An
     assert response.status_code == 302
     assert McpTask.objects.get(pk=working).status == "cancelled"
     assert McpTask.objects.get(pk=done).status == "completed"
+
+
+def test_tasks_result_on_a_working_task_answers_still_working_after_the_wait(
+    mcp11: Mcp, queued: None, settings: Any
+) -> None:
+    """T11-10: the wait is bounded by TASK_RESULT_WAIT_SECONDS; then a clear error, the task untouched."""
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "TASK_RESULT_WAIT_SECONDS": 0.1}
+    task_id = _create(mcp11, "build_report", {"steps": 1})
+    _, message, _ = mcp11.request("tasks/result", {"taskId": task_id})
+    assert message["error"]["code"] == -32603
+    assert "still working" in message["error"]["message"]
+    assert mcp11.call("tasks/get", {"taskId": task_id})["status"] == "working"
