@@ -36,10 +36,6 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 }
 
 
-def can_move(current: str, new: str) -> bool:
-    return new in TRANSITIONS.get(current, frozenset())
-
-
 def sources_of(new: str) -> tuple[str, ...]:
     """Statuses from which ``new`` may be entered (used for conditional updates)."""
     return tuple(s for s in STATUSES if new in TRANSITIONS[s])
@@ -58,10 +54,6 @@ class TaskState:
     poll_interval_ms: int | None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
-
-    @property
-    def terminal(self) -> bool:
-        return self.status in TERMINAL
 
 
 def iso(value: datetime) -> str:

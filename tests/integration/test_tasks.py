@@ -336,9 +336,10 @@ def test_status_transitions_only_move_forward(mcp11: Mcp) -> None:
     assert not McpTask.objects.move(task_id, wire.WORKING)
     assert not McpTask.objects.move(task_id, wire.CANCELLED)
     assert McpTask.objects.get(pk=task_id).status == "completed"
-    assert wire.can_move("working", "completed")
-    assert wire.can_move("input_required", "working")
-    assert not any(wire.can_move(t, s) for t in wire.TERMINAL for s in wire.STATUSES)
+    # The legal sources of each status, which move() uses in its conditional UPDATE.
+    assert "working" in wire.sources_of("completed")
+    assert "input_required" in wire.sources_of("working")
+    assert not any(t in wire.sources_of(s) for t in wire.TERMINAL for s in wire.STATUSES)
 
 
 @pytest.mark.parametrize(
@@ -392,6 +393,36 @@ def test_progress_becomes_the_status_message(mcp11: Mcp, queued: None) -> None:
         registry.unregister("test.steps")
     assert seen == ["half way", "2 of 2"]
     assert McpTask.objects.get(pk=task_id).status_message == ""
+
+
+def test_a_running_handler_sees_the_cancellation_and_stops(mcp11: Mcp, queued: None, settings: Any) -> None:
+    """T11-13: ctx.cancelled() turns True once the row is cancelled, and the handler stops early."""
+    from mcp_tools.registry import HandlerKind, registry
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 0}
+    ran: list[int] = []
+
+    def long_job(ctx: Any) -> str:
+        for step in range(1, 51):
+            if ctx.cancelled:
+                break
+            ran.append(step)
+            if step == 2:  # tasks/cancel arriving from another request while the handler runs
+                assert McpTask.objects.move(ctx_task_id[0], wire.CANCELLED)
+        return f"ran {len(ran)} steps"
+
+    ctx_task_id: list[str] = []
+    registry.register(HandlerKind("test.long", long_job, label="Long"))
+    try:
+        _tool("long_job", "test.long", "optional")
+        ctx_task_id.append(_create(mcp11, "long_job", {}))
+        assert execute(ctx_task_id[0]) == "cancelled"
+    finally:
+        registry.unregister("test.long")
+    assert ran == [1, 2]  # it noticed before step 3, not after all 50
+    row = McpTask.objects.get(pk=ctx_task_id[0])
+    assert row.status == "cancelled"
+    assert row.result is None
 
 
 # --------------------------------------------------------------------------- 2026-07-28 extension
