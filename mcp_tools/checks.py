@@ -25,7 +25,23 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
             getattr(mcp_settings, name)
     except ImproperlyConfigured as exc:
         return [Error(str(exc), hint="Fix the MCP_TOOLS setting; see the README.", id="mcp_tools.E001")]
-    return check_oauth()
+    errors = _check_values(mcp_settings)
+    return errors or check_oauth()
+
+
+def _check_values(mcp_settings: Any) -> list[CheckMessage]:
+    """Values that would otherwise fail only at the first call that reads them."""
+    from .ratelimit import parse_rate
+
+    errors: list[CheckMessage] = []
+    for name in ("RATE_LIMIT", "REGISTRATION_RATE_LIMIT"):
+        try:
+            parse_rate(getattr(mcp_settings, name))
+        except ValueError as exc:
+            errors.append(Error(f"MCP_TOOLS[{name!r}]: {exc}", id="mcp_tools.E001"))
+    if mcp_settings.SCOPE_ADVERTISING not in ("all", "progressive"):
+        errors.append(Error("MCP_TOOLS['SCOPE_ADVERTISING'] must be 'all' or 'progressive'", id="mcp_tools.E001"))
+    return errors
 
 
 def check_oauth() -> list[CheckMessage]:

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from .protocol.shaping import TASK_SUPPORT_VALUES
 from .querysets import SessionQuerySet, ToolQuerySet
+from .ratelimit import validate_rate
 from .schemas import check_input_schema, check_output_schema
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -90,7 +91,7 @@ class Tool(models.Model):
         _("rate limit"),
         max_length=32,
         blank=True,
-        validators=[RegexValidator(r"^(off|\d+/\d*[smhd])$", _('"<count>/<period>" (e.g. 10/m, 100/h) or "off".'))],
+        validators=[validate_rate],
         help_text=_('Calls per principal, e.g. "10/m" or "500/h"; "off" for none; empty: the site default.'),
     )
     sensitive_arguments = models.JSONField(

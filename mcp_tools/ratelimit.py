@@ -48,15 +48,28 @@ def hit(scope: str, rate: Rate) -> float | None:
     start_key = f"mcp_tools:rl:{digest}:{rate.seconds}:t"
     now = time.time()
     for _ in range(3):
-        cache.add(start_key, now, timeout=rate.seconds)
-        cache.add(count_key, 0, timeout=rate.seconds)
-        try:
-            count = cache.incr(count_key)
-        except ValueError:  # the window expired between add and incr
-            continue
+        # One cache round trip per call once a window is open: the add fails, the incr counts.
+        if cache.add(count_key, 1, timeout=rate.seconds):
+            cache.set(start_key, now, timeout=rate.seconds)
+            count = 1
+        else:
+            try:
+                count = cache.incr(count_key)
+            except ValueError:  # the window expired between add and incr
+                continue
         if count <= rate.count:
             return None
         started = cache.get(start_key)
         started = float(started) if isinstance(started, int | float) else now
         return max(1.0, round(started + rate.seconds - now, 1))
     return None
+
+
+def validate_rate(value: str) -> None:
+    """Model/form validator: the same grammar as the settings (``parse_rate``)."""
+    from django.core.exceptions import ValidationError
+
+    try:
+        parse_rate(value)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
