@@ -32,6 +32,8 @@ class Principal:
     user: Any = None
     client_id: str | None = None
     scopes: frozenset[str] | None = None
+    # The scopes as granted, before implied ones were added (OAuth backends; for step-up).
+    granted: frozenset[str] | None = None
 
     @property
     def scope_key(self) -> str:

@@ -145,37 +145,33 @@ class OAuthBackend(BaseAuthBackend):
         if principal.user is None or principal.scopes is None:
             return None
         missing = tool.required_scopes - principal.scopes
-        if not missing or not self._grantable(missing, principal):
+        if not missing or set(entitled(principal.user, sorted(missing))) != missing:
             return None
-        needed = sorted(missing | (tool.required_scopes & principal.scopes) | _granted_roots(principal, tool))
+        # 2025-11-25: the 403 scope also lists what the client already holds (as granted, not
+        # expanded), so a client that replaces rather than unions its scopes keeps them.
+        needed = sorted(tool.required_scopes | (principal.granted or frozenset()))
         description = f"Tool '{tool.name}' requires {' '.join(sorted(tool.required_scopes))}"
         return challenge(403, "insufficient_scope", description, needed)
 
-    def _grantable(self, names: frozenset[str], principal: Principal) -> bool:
-        from ..models import Scope
 
-        rows = {s.name: s for s in Scope.objects.filter(name__in=names, active=True).prefetch_related("groups")}
-        if set(rows) != set(names):
-            return False
-        user = principal.user
-        group_ids = None
-        for scope in rows.values():
-            allowed = {g.pk for g in scope.groups.all()}
-            if not allowed:
-                continue
+def entitled(user: Any, names: list[str]) -> list[str]:
+    """The scopes among ``names`` that ``user`` may be granted: active, and not restricted to
+    groups the user is not in. Used by the consent page and by step-up."""
+    from ..models import Scope
+
+    if not names:
+        return []
+    group_ids: set[int] | None = None
+    kept = set()
+    for scope in Scope.objects.filter(name__in=names, active=True).prefetch_related("groups"):
+        allowed = {g.pk for g in scope.groups.all()}
+        if allowed:
             if group_ids is None:
                 group_ids = set(user.groups.values_list("pk", flat=True))
             if not allowed & group_ids:
-                return False
-        return True
-
-
-def _granted_roots(principal: Principal, tool: CompiledTool) -> set[str]:
-    # 2025-11-25: the 403 scope lists what the client already holds as well, so a client
-    # that replaces (rather than unions) its scopes keeps them. We only know the expanded
-    # set here; the original grant is kept on the principal's token where available.
-    granted = getattr(principal.user, "_mcp_granted_scopes", None)
-    return set(granted or ())
+                continue
+        kept.add(scope.name)
+    return [n for n in names if n in kept]
 
 
 # --------------------------------------------------------------------------- DOT
@@ -224,8 +220,13 @@ class DOTBackend(OAuthBackend):
             return Principal(key=f"client:{client_id}", client_id=client_id, scopes=self.expand(granted))
         if not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
-        user._mcp_granted_scopes = frozenset(granted)
-        return Principal(key=f"user:{user.pk}", user=user, client_id=client_id, scopes=self.expand(granted))
+        return Principal(
+            key=f"user:{user.pk}",
+            user=user,
+            client_id=client_id,
+            scopes=self.expand(granted),
+            granted=frozenset(granted),
+        )
 
 
 # --------------------------------------------------------------------------- JWT
@@ -302,8 +303,13 @@ class JWTBackend(OAuthBackend):
         user = get_user_model()._default_manager.filter(**{self.user_field: subject}).first()
         if user is None or not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
-        user._mcp_granted_scopes = frozenset(granted)  # type: ignore[attr-defined]
-        return Principal(key=f"user:{user.pk}", user=user, client_id=client_id, scopes=self.expand(granted))
+        return Principal(
+            key=f"user:{user.pk}",
+            user=user,
+            client_id=client_id,
+            scopes=self.expand(granted),
+            granted=frozenset(granted),
+        )
 
 
 def _claim_scopes(value: Any) -> set[str]:

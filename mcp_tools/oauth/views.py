@@ -19,7 +19,7 @@ from oauth2_provider.views import (
 )
 
 from .. import ratelimit
-from ..auth.oauth import advertised_scopes, authorization_servers, resource_url
+from ..auth.oauth import advertised_scopes, authorization_servers, entitled, resource_url
 from ..catalog import get_catalog
 from ..conf import mcp_settings
 
@@ -167,26 +167,12 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]
 
     def form_valid(self, form: Any) -> HttpResponse:
         scopes = str(form.cleaned_data.get("scope") or "").split()
-        entitled = _entitled(self.request.user, scopes)
-        if scopes and not entitled:
+        granted = entitled(self.request.user, scopes)
+        if scopes and not granted:
             form.cleaned_data["allow"] = False
-        form.cleaned_data["scope"] = " ".join(entitled)
+        form.cleaned_data["scope"] = " ".join(granted)
         response: HttpResponse = super().form_valid(form)
         return response
-
-
-def _entitled(user: Any, names: list[str]) -> list[str]:
-    from ..models import Scope
-
-    if not names:
-        return []
-    group_ids = set(user.groups.values_list("pk", flat=True))
-    kept = []
-    for scope in Scope.objects.filter(name__in=names, active=True).prefetch_related("groups"):
-        allowed = {g.pk for g in scope.groups.all()}
-        if not allowed or allowed & group_ids:
-            kept.append(scope.name)
-    return [n for n in names if n in kept]
 
 
 token = with_cors(TokenView.as_view(), "POST, OPTIONS")

@@ -294,6 +294,20 @@ def test_tool_the_user_can_never_get_is_an_unknown_tool(client: Any, oauth: None
     )
 
 
+def test_a_group_member_gets_the_step_up_for_a_group_restricted_scope(
+    client: Any, oauth: None, alice: User
+) -> None:
+    """A-5 with group-restricted scopes: a member could be granted it, so 403 (not -32602)."""
+    admins = Group.objects.create(name="admins")
+    Scope.objects.get(name="admin:tools").groups.add(admins)
+    alice.groups.add(admins)
+    response = _refused(client, make_token(alice, "notes:read"), "test_error_handling", {})
+    assert response.status_code == 403
+    scope = auth_params(response["WWW-Authenticate"])["scope"].split()
+    assert "admin:tools" in scope
+    assert "notes:read" in scope  # what the token already holds, as granted
+
+
 def test_scope_changes_bump_the_catalog_and_change_lists(client: Any, oauth: None, alice: User) -> None:
     from mcp_tools.models import CatalogVersion
 
