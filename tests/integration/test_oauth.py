@@ -294,9 +294,7 @@ def test_tool_the_user_can_never_get_is_an_unknown_tool(client: Any, oauth: None
     )
 
 
-def test_a_group_member_gets_the_step_up_for_a_group_restricted_scope(
-    client: Any, oauth: None, alice: User
-) -> None:
+def test_a_group_member_gets_the_step_up_for_a_group_restricted_scope(client: Any, oauth: None, alice: User) -> None:
     """A-5 with group-restricted scopes: a member could be granted it, so 403 (not -32602)."""
     admins = Group.objects.create(name="admins")
     Scope.objects.get(name="admin:tools").groups.add(admins)
