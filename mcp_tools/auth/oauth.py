@@ -137,6 +137,10 @@ class OAuthBackend(BaseAuthBackend):
 
         return get_catalog().scopes.expand(frozenset(granted))
 
+    def user_principal(self, user: Any, client_id: str | None, granted: set[str]) -> Principal:
+        scopes = self.expand(granted)
+        return Principal(f"user:{user.pk}", user, client_id, scopes, granted=frozenset(granted))
+
     def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
         """A-5: 403 insufficient_scope when the user could be granted what the tool lacks.
 
@@ -220,13 +224,7 @@ class DOTBackend(OAuthBackend):
             return Principal(key=f"client:{client_id}", client_id=client_id, scopes=self.expand(granted))
         if not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
-        return Principal(
-            key=f"user:{user.pk}",
-            user=user,
-            client_id=client_id,
-            scopes=self.expand(granted),
-            granted=frozenset(granted),
-        )
+        return self.user_principal(user, client_id, granted)
 
 
 # --------------------------------------------------------------------------- JWT
@@ -303,13 +301,7 @@ class JWTBackend(OAuthBackend):
         user = get_user_model()._default_manager.filter(**{self.user_field: subject}).first()
         if user is None or not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
-        return Principal(
-            key=f"user:{user.pk}",
-            user=user,
-            client_id=client_id,
-            scopes=self.expand(granted),
-            granted=frozenset(granted),
-        )
+        return self.user_principal(user, client_id, granted)
 
 
 def _claim_scopes(value: Any) -> set[str]:
