@@ -460,6 +460,17 @@ def test_extension_flow(mcp: Mcp) -> None:
     assert ack["resultType"] == "complete"
 
 
+def test_extension_update_needs_input_responses_and_a_known_task(mcp: Mcp) -> None:
+    """TX-7: tasks/update without inputResponses, or for an unknown task, is -32602."""
+    mcp.modern()
+    created = mcp.call("tools/call", {"name": "build_report", "arguments": {"steps": 1}, "_meta": ext_meta()})
+    _, missing, _ = mcp.request("tasks/update", {"taskId": created["taskId"], "_meta": ext_meta()})
+    assert missing["error"]["code"] == -32602
+    assert "inputResponses" in missing["error"]["message"]
+    _, unknown, _ = mcp.request("tasks/update", {"taskId": "nope", "inputResponses": {}, "_meta": ext_meta()})
+    assert unknown["error"]["code"] == -32602
+
+
 def test_extension_is_error_result_completes_the_task(mcp: Mcp) -> None:
     """TX-9: an isError result completes an extension task; failed is for JSON-RPC errors."""
     _tool("failing", "demo.fail", "optional", handler_config={"message": "nope"})
@@ -489,8 +500,8 @@ def test_extension_not_declared(mcp: Mcp) -> None:
     assert response.status_code == 400
     assert message["error"]["code"] == -32021
     assert message["error"]["data"] == {"requiredCapabilities": {"extensions": {EXT: {}}}}
-    for method in ("tasks/get", "tasks/cancel"):
-        response, message, _ = mcp.request(method, {"taskId": "abc"})
+    for method in ("tasks/get", "tasks/cancel", "tasks/update"):  # TX-11
+        response, message, _ = mcp.request(method, {"taskId": "abc", "inputResponses": {}})
         assert response.status_code == 400, method
         assert message["error"]["code"] == -32021, method
     assert not McpTask.objects.exists()
