@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
+from django.db import connections, router
+from django.db.models import Field
 from django.utils import timezone
 
 from .conf import mcp_settings
@@ -53,28 +55,54 @@ def record(
     request_id: Any,
     protocol_version: str,
 ) -> None:
-    """Write one AuditEvent; a failure to write is logged, never breaks the call."""
+    """Write one AuditEvent; a failure to write is logged, never breaks the call.
+
+    It runs on every call, so it is one plain INSERT (no model instance, no save signals).
+    """
     if not mcp_settings.AUDIT_ENABLED:
         return
-    from .models import AuditEvent
-
     user = principal.user
     try:
-        AuditEvent.objects.create(
-            principal_key=principal.key[:255],
-            user_id=getattr(user, "pk", None),
-            client_id=(principal.client_id or "")[:255],
-            tool_name=str(tool_name)[:128],
-            tool_version=tool_version,
-            arguments=summarize_arguments(arguments or {}, sensitive),
-            outcome=outcome,
-            detail=detail[:300],
-            duration_ms=round(duration_ms, 3),
-            request_id=str(request_id)[:100],
-            protocol_version=protocol_version,
+        _insert(
+            {
+                "created_at": timezone.now(),
+                "principal_key": principal.key[:255],
+                "user": getattr(user, "pk", None),
+                "client_id": (principal.client_id or "")[:255],
+                "tool_name": str(tool_name)[:128],
+                "tool_version": tool_version,
+                "arguments": summarize_arguments(arguments or {}, sensitive),
+                "outcome": outcome,
+                "detail": detail[:300],
+                "duration_ms": round(duration_ms, 3),
+                "request_id": str(request_id)[:100],
+                "protocol_version": protocol_version,
+            }
         )
     except Exception:
         logger.exception("Could not write the audit event of a call to %r", tool_name)
+
+
+_statements: dict[str, tuple[str, list[Field[Any, Any]]]] = {}
+
+
+def _insert(values: dict[str, Any]) -> None:
+    from .models import AuditEvent
+
+    alias = router.db_for_write(AuditEvent)
+    connection = connections[alias]
+    statement = _statements.get(alias)
+    if statement is None:
+        fields = [f for f in AuditEvent._meta.concrete_fields if not f.primary_key]
+        quote = connection.ops.quote_name
+        columns = ", ".join(quote(f.column) for f in fields)
+        marks = ", ".join(["%s"] * len(fields))
+        table = quote(AuditEvent._meta.db_table)
+        statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ({marks})", fields)  # noqa: S608
+    sql, fields = statement
+    params = [f.get_db_prep_save(values[f.name], connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def purge(days: int | None = None, batch_size: int = 5000) -> int:

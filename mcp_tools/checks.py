@@ -41,6 +41,9 @@ def _check_values(mcp_settings: Any) -> list[CheckMessage]:
             errors.append(Error(f"MCP_TOOLS[{name!r}]: {exc}", id="mcp_tools.E001"))
     if mcp_settings.SCOPE_ADVERTISING not in ("all", "progressive"):
         errors.append(Error("MCP_TOOLS['SCOPE_ADVERTISING'] must be 'all' or 'progressive'", id="mcp_tools.E001"))
+    size = mcp_settings.THREAD_POOL_SIZE
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        errors.append(Error("MCP_TOOLS['THREAD_POOL_SIZE'] must be a positive integer", id="mcp_tools.E001"))
     return errors
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
@@ -42,6 +43,8 @@ DEFAULTS: dict[str, Any] = {
     "CANCEL_POLL_SECONDS": 0.25,
     # Run ORM work in Django's per-request thread (True) or a shared thread pool (False).
     "THREAD_SENSITIVE": False,
+    # Threads of that pool: at most this many synchronous handlers run at once per process.
+    "THREAD_POOL_SIZE": min(32, (os.cpu_count() or 1) + 4),
     # list_changed fan-out across processes: "auto" (PostgreSQL LISTEN/NOTIFY on PostgreSQL,
     # else database polling), "postgres", "redis", "polling", "none", or a dotted path to a
     # subclass of mcp_tools.notify.backends.BaseNotifier.

@@ -6,7 +6,6 @@ Everything here is synchronous Django code run off the event loop; the view does
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -57,9 +56,12 @@ class SessionNotFound(Exception):
 class CancelFlag:
     """Cancellation of one in-flight request, visible across processes through the cache."""
 
+    __slots__ = ("_checked", "_set", "key")
+
     def __init__(self, key: str | None) -> None:
         self.key = key
-        self._event = threading.Event()
+        # Set on the event loop, read by the handler's thread: a plain attribute is enough.
+        self._set = False
         self._checked = 0.0
 
     @staticmethod
@@ -67,10 +69,10 @@ class CancelFlag:
         return f"mcp_tools:cancel:{session_id}:{orjson.dumps(request_id).decode()}"
 
     def set(self) -> None:
-        self._event.set()
+        self._set = True
 
     def __call__(self) -> bool:
-        if self._event.is_set():
+        if self._set:
             return True
         if self.key is None:
             return False
@@ -78,8 +80,8 @@ class CancelFlag:
         if now - self._checked >= mcp_settings.CANCEL_POLL_SECONDS:
             self._checked = now
             if cache.get(self.key):
-                self._event.set()
-        return self._event.is_set()
+                self._set = True
+        return self._set
 
 
 @dataclass(slots=True)

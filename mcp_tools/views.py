@@ -6,6 +6,7 @@ import asyncio
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +40,7 @@ from .protocol.jsonrpc import (
 from .protocol.negotiation import check_legacy_version_header, is_modern, read_modern_meta
 from .services import CancelFlag, Exchange, SessionNotFound
 from .task_service import StillWorking
-from .threads import run_sync
+from .threads import run_sync, start_sync
 from .types import Principal
 
 logger = logging.getLogger("mcp_tools")
@@ -218,22 +219,49 @@ async def _serve_message(request: HttpRequest, message: Message, can_stream: boo
     if not (isinstance(message, Request) and message.method == "tools/call"):
         # Only a tool call can emit notifications before its result: no stream machinery.
         return await run_sync(_serve_sync, request, message, None, CancelFlag(None))
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
-
-    def emit(data: bytes) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, data)
-
     cancelled = CancelFlag(None)
-    work = asyncio.ensure_future(run_sync(_serve_sync, request, message, emit if can_stream else None, cancelled))
-    first = asyncio.ensure_future(queue.get())
-    await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
-    if work.done() and not first.done():
-        first.cancel()
+    outbox = _Outbox(asyncio.get_running_loop())
+    work = start_sync(_serve_sync, request, message, outbox.emit if can_stream else None, cancelled)
+    work.add_done_callback(outbox.wake)
+    try:
+        if not work.done():
+            await outbox.wait()  # the result, or the first notification, whichever comes first
+    except asyncio.CancelledError:
+        cancelled.set()  # the client went away (H-D8)
+        raise
+    if not outbox.items:
         return work.result()
     # The call emitted a notification before its result: answer with an SSE stream (H-7).
-    first_event = first.result() if first.done() else None
-    return Reply(200, stream=lambda: _request_stream(first_event, queue, work, cancelled))
+    return Reply(200, stream=lambda: _request_stream(outbox, work, cancelled))
+
+
+class _Outbox:
+    """Notifications a tool call emits from its thread, handed over to the event loop."""
+
+    __slots__ = ("items", "loop", "waiter")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.items: deque[bytes] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+
+    def emit(self, data: bytes) -> None:  # in the handler's thread
+        self.loop.call_soon_threadsafe(self._arrived, data)
+
+    def _arrived(self, data: bytes) -> None:
+        self.items.append(data)
+        self.wake()
+
+    def wake(self, _: object = None) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    async def wait(self) -> None:
+        self.waiter = self.loop.create_future()
+        try:
+            await self.waiter
+        finally:
+            self.waiter = None
 
 
 async def _await_task_result(request: HttpRequest, message: Request) -> Reply:
@@ -252,27 +280,20 @@ async def _await_task_result(request: HttpRequest, message: Request) -> Reply:
             delay = min(delay * 1.5, 0.5)
 
 
-async def _request_stream(
-    first: bytes | None, queue: asyncio.Queue[bytes], work: Awaitable[Reply], cancelled: CancelFlag
-) -> AsyncIterator[bytes]:
-    pending = asyncio.ensure_future(work)
+async def _request_stream(outbox: _Outbox, work: asyncio.Future[Reply], cancelled: CancelFlag) -> AsyncIterator[bytes]:
     try:
-        if first is not None:
-            yield sse.event(first)
         while True:
-            getter = asyncio.ensure_future(queue.get())
-            await asyncio.wait({pending, getter}, return_when=asyncio.FIRST_COMPLETED)
-            if getter.done():
-                yield sse.event(getter.result())
-                continue
-            getter.cancel()
-            while not queue.empty():
-                yield sse.event(queue.get_nowait())
-            reply = pending.result()
-            # A cancelled call ends its stream without a response (C-1).
-            if reply.body:
-                yield sse.event(reply.body)
-            return
+            while outbox.items:
+                yield sse.event(outbox.items.popleft())
+            # Notifications are handed over before the result (one thread, FIFO callbacks), so
+            # when the work is done, everything it emitted has been sent.
+            if work.done():
+                break
+            await outbox.wait()
+        reply = work.result()
+        # A cancelled call ends its stream without a response (C-1).
+        if reply.body:
+            yield sse.event(reply.body)
     except (asyncio.CancelledError, GeneratorExit):
         # H-D8: for 2026-07-28, closing the response stream cancels the request. Legacy
         # clients cancel explicitly (H-16), but nobody is left to read this result either.

@@ -45,9 +45,16 @@ def test_hit_counts_per_window() -> None:
 
 
 @pytest.mark.parametrize(
-    ("key", "value"), [("RATE_LIMIT", "100/min"), ("REGISTRATION_RATE_LIMIT", "x"), ("SCOPE_ADVERTISING", "progresive")]
+    ("key", "value"),
+    [
+        ("RATE_LIMIT", "100/min"),
+        ("REGISTRATION_RATE_LIMIT", "x"),
+        ("SCOPE_ADVERTISING", "progresive"),
+        ("THREAD_POOL_SIZE", 0),
+        ("THREAD_POOL_SIZE", "8"),
+    ],
 )
-def test_bad_values_fail_the_system_checks(settings: Any, key: str, value: str) -> None:
+def test_bad_values_fail_the_system_checks(settings: Any, key: str, value: object) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, key: value}
     errors = check_settings()
     assert [e.id for e in errors] == ["mcp_tools.E001"]
