@@ -219,7 +219,10 @@ async def _serve_message(request: HttpRequest, message: Message, can_stream: boo
     if not (isinstance(message, Request) and message.method == "tools/call"):
         # Only a tool call can emit notifications before its result: no stream machinery.
         return await run_sync(_serve_sync, request, message, None, CancelFlag(None))
+    # H-D8: a 2026-07-28 client that goes away cancels its call; H-16: a legacy one does not
+    # (it cancels with notifications/cancelled), so its call runs to the end unheard.
     cancelled = CancelFlag(None)
+    on_disconnect = cancelled.set if is_modern(message.params) else None
     outbox = _Outbox(asyncio.get_running_loop())
     work = start_sync(_serve_sync, request, message, outbox.emit if can_stream else None, cancelled)
     work.add_done_callback(outbox.wake)
@@ -227,12 +230,13 @@ async def _serve_message(request: HttpRequest, message: Message, can_stream: boo
         if not work.done():
             await outbox.wait()  # the result, or the first notification, whichever comes first
     except asyncio.CancelledError:
-        cancelled.set()  # the client went away (H-D8)
+        if on_disconnect is not None:
+            on_disconnect()
         raise
     if not outbox.items:
         return work.result()
     # The call emitted a notification before its result: answer with an SSE stream (H-7).
-    return Reply(200, stream=lambda: _request_stream(outbox, work, cancelled))
+    return Reply(200, stream=lambda: _request_stream(outbox, work, on_disconnect))
 
 
 class _Outbox:
@@ -280,7 +284,9 @@ async def _await_task_result(request: HttpRequest, message: Request) -> Reply:
             delay = min(delay * 1.5, 0.5)
 
 
-async def _request_stream(outbox: _Outbox, work: asyncio.Future[Reply], cancelled: CancelFlag) -> AsyncIterator[bytes]:
+async def _request_stream(
+    outbox: _Outbox, work: asyncio.Future[Reply], on_disconnect: Callable[[], None] | None
+) -> AsyncIterator[bytes]:
     try:
         while True:
             while outbox.items:
@@ -295,9 +301,8 @@ async def _request_stream(outbox: _Outbox, work: asyncio.Future[Reply], cancelle
         if reply.body:
             yield sse.event(reply.body)
     except (asyncio.CancelledError, GeneratorExit):
-        # H-D8: for 2026-07-28, closing the response stream cancels the request. Legacy
-        # clients cancel explicitly (H-16), but nobody is left to read this result either.
-        cancelled.set()
+        if on_disconnect is not None:  # H-D8 (modern only; H-16)
+            on_disconnect()
         raise
 
 

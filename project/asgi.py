@@ -1,4 +1,9 @@
-"""ASGI entry point (uvicorn project.asgi:application)."""
+"""ASGI entry point (uvicorn project.asgi:application).
+
+The MCP endpoint is answered by mcp_tools' ASGI front (no middleware or request signals on
+that path); every other URL goes through Django as usual. MCP_ASGI_FRONT=0 serves the endpoint
+through Django's handler like any other view (the benchmark compares both).
+"""
 
 import os
 
@@ -14,3 +19,8 @@ if settings.DEBUG:
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
     application = ASGIStaticFilesHandler(application)
+
+if os.environ.get("MCP_ASGI_FRONT", "1") != "0":
+    from mcp_tools.asgi import McpFront
+
+    application = McpFront(application)

@@ -151,15 +151,36 @@ def test_cancellation_from_another_request(stream_server: LiveServer) -> None:
     assert outcome["messages"], "progress was reported before the cancellation"
 
 
+def _audit_outcome(server: LiveServer, request_id: str, timeout: float = 10.0) -> tuple[str, float]:
+    """The audit row of a call (its outcome and duration in ms), once the call has ended."""
+    code = (
+        "from mcp_tools.models import AuditEvent as A;"
+        f"e = A.objects.filter(request_id={request_id!r}).first();"
+        "print(e.outcome if e else '-', e.duration_ms if e else 0)"
+    )
+    deadline = time.monotonic() + timeout
+    while True:
+        outcome, duration = server.manage("shell", "-c", code).strip().splitlines()[-1].split()
+        if outcome != "-" or time.monotonic() > deadline:
+            return outcome, float(duration)
+        time.sleep(0.3)
+
+
+def _slow_call(request_id: str, version: str, steps: int, progress: bool) -> tuple[dict[str, Any], dict[str, str]]:
+    params: dict[str, Any] = {"name": "build_report", "arguments": {"steps": steps}}
+    headers = {**ACCEPT, "MCP-Protocol-Version": version}
+    if version == MODERN:
+        params["_meta"] = modern_meta(**({"progressToken": "x"} if progress else {}))
+        headers.update({"Mcp-Method": "tools/call", "Mcp-Name": "build_report"})
+    elif progress:
+        params["_meta"] = {"progressToken": "x"}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}, headers
+
+
 def test_modern_stream_close_cancels(stream_server: LiveServer) -> None:
     """H-D8: closing the response stream cancels the request (the server keeps serving)."""
-    headers = {**ACCEPT, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "build_report"}
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "build_report", "arguments": {"steps": 20}, "_meta": modern_meta(progressToken="x")},
-    }
+    request_id = f"close-{time.monotonic_ns()}"
+    body, headers = _slow_call(request_id, MODERN, steps=20, progress=True)
     with (
         httpx.Client(timeout=10) as http,
         http.stream("POST", stream_server.url, json=body, headers=headers) as response,
@@ -168,8 +189,40 @@ def test_modern_stream_close_cancels(stream_server: LiveServer) -> None:
         for line in response.iter_lines():
             if line.startswith("data:"):
                 break
+    outcome, duration = _audit_outcome(stream_server, request_id)
+    assert outcome == "cancelled"
+    assert duration < 5000  # 20 steps of 0.3 s would take 6 s
     session = Session(stream_server, MODERN)
     assert "result" in session.send("tools/list")[0]
+
+
+def test_modern_disconnect_before_a_json_result_cancels(stream_server: LiveServer) -> None:
+    """H-D8 [impl]: a client that goes away while waiting for a JSON response cancels the call."""
+    request_id = f"gone-{time.monotonic_ns()}"
+    body, headers = _slow_call(request_id, MODERN, steps=20, progress=False)
+    with httpx.Client(timeout=httpx.Timeout(10, read=0.8)) as http, pytest.raises(httpx.ReadTimeout):
+        http.post(stream_server.url, json=body, headers=headers)
+    outcome, duration = _audit_outcome(stream_server, request_id)
+    assert outcome == "cancelled"
+    assert duration < 5000
+
+
+def test_legacy_disconnect_is_not_cancellation(stream_server: LiveServer) -> None:
+    """H-16: a dropped legacy connection does not cancel the call; it runs to its end."""
+    session = Session(stream_server, "2025-11-25")
+    request_id = f"legacy-gone-{time.monotonic_ns()}"
+    body, headers = _slow_call(request_id, "2025-11-25", steps=4, progress=True)
+    headers["Mcp-Session-Id"] = session.headers["Mcp-Session-Id"]
+    with (
+        httpx.Client(timeout=10) as http,
+        http.stream("POST", stream_server.url, json=body, headers=headers) as response,
+    ):
+        for line in response.iter_lines():
+            if line.startswith("data:"):
+                break
+    outcome, duration = _audit_outcome(stream_server, request_id)
+    assert outcome == "ok"
+    assert duration >= 1000  # all 4 steps of 0.3 s ran
 
 
 def test_get_stream_primes_and_closes_with_retry(stream_server: LiveServer) -> None:

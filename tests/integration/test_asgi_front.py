@@ -1,0 +1,184 @@
+"""mcp_tools.asgi.McpFront in process: routing, body limits, disconnects and internal errors.
+
+The protocol itself through the front is covered end to end (tests/e2e run the demo's
+project.asgi, which uses the front; the stream tests run once with it and once without).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
+
+from mcp_tools import views
+from mcp_tools.asgi import McpFront
+from tests.mcp_client import MODERN, modern_meta
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+async def _close_worker_connections() -> Any:
+    """The ORM work ran in asgiref's shared thread: close its connection, or PostgreSQL cannot
+    drop the test database at the end of the run."""
+    yield
+    await sync_to_async(connections.close_all)()
+
+
+class Inner:
+    """Stands for the Django application behind the front."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        self.paths.append(scope["path"])
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _scope(path: str = "/mcp", *, root_path: str = "", headers: list[tuple[bytes, bytes]] | None = None) -> Any:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": root_path,
+        "query_string": b"",
+        "headers": headers
+        if headers is not None
+        else [
+            (b"host", b"testserver"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            (b"mcp-protocol-version", MODERN.encode()),
+            (b"mcp-method", b"tools/list"),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+
+
+async def _call(app: Any, scope: Any, chunks: list[bytes]) -> tuple[int | None, dict[bytes, bytes], bytes]:
+    messages = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
+    sent: list[dict[str, Any]] = []
+    done = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop(0)
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+        if message["type"] == "http.response.body" and not message.get("more_body"):
+            done.set()
+
+    await asyncio.wait_for(app(scope, receive, send), 10)
+    start = next((m for m in sent if m["type"] == "http.response.start"), None)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return (start or {}).get("status"), dict((start or {}).get("headers", [])), body
+
+
+def _list_body() -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}}).encode()
+
+
+async def test_other_paths_go_to_the_site() -> None:
+    inner = Inner()
+    front = McpFront(inner)
+    for path in ("/", "/admin/", "/mcp/", "/mcpx"):
+        status, _, _ = await _call(front, _scope(path), [b""])
+        assert status == 204
+    assert inner.paths == ["/", "/admin/", "/mcp/", "/mcpx"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_endpoint_is_served_with_a_content_length() -> None:
+    inner = Inner()
+    status, headers, body = await _call(McpFront(inner), _scope(), [_list_body()])
+    assert status == 200, body
+    assert inner.paths == []
+    assert headers[b"content-length"] == str(len(body)).encode()
+    assert json.loads(body)["result"]["tools"] == []  # an empty catalog in this database
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_root_path_prefix() -> None:
+    inner = Inner()
+    status, _, body = await _call(McpFront(inner), _scope("/site/mcp", root_path="/site"), [_list_body()])
+    assert status == 200, body
+    status, _, _ = await _call(McpFront(inner), _scope("/mcp", root_path="/site"), [b""])
+    assert status == 204  # not below the root path: the site's
+
+
+async def test_declared_oversized_body_is_refused_unread(settings: Any) -> None:
+    """H-* body limit: 413 from the declared length, before any body is read."""
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_BODY_BYTES": 100}
+    scope = _scope()
+    scope["headers"].append((b"content-length", b"5000"))
+    status, _, body = await _call(McpFront(Inner()), scope, [b"x" * 5000])
+    assert status == 413
+    assert json.loads(body)["error"]["code"] == -32600
+
+
+async def test_streamed_oversized_body_is_cut_and_refused(settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_BODY_BYTES": 100}
+    status, _, body = await _call(McpFront(Inner()), _scope(), [b"x" * 60, b"x" * 60, b"x" * 60])
+    assert status == 413
+
+
+async def test_client_gone_before_the_body_gets_nothing() -> None:
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    await McpFront(Inner())(_scope(), receive, send)
+    assert sent == []
+
+
+async def test_internal_error_is_a_json_500_and_logged(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Fault injection: an exception escaping the view gives a JSON-RPC internal error, no detail."""
+    from django.core import signals
+
+    async def broken(request: Any) -> Any:
+        raise RuntimeError("secret detail")
+
+    monkeypatch.setattr(views, "endpoint", broken)
+    seen: list[Any] = []
+
+    def receiver(sender: Any, request: Any, **kwargs: Any) -> None:
+        seen.append(request)
+
+    signals.got_request_exception.connect(receiver)
+    try:
+        with caplog.at_level(logging.ERROR, logger="django.request"):
+            status, headers, body = await _call(McpFront(Inner()), _scope(), [_list_body()])
+    finally:
+        signals.got_request_exception.disconnect(receiver)
+    assert status == 500
+    assert headers[b"content-type"] == b"application/json"
+    assert json.loads(body) == {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "Internal error"}}
+    assert b"secret" not in body
+    assert "secret detail" in caplog.text
+    assert len(seen) == 1
