@@ -4,8 +4,11 @@
     .venv/bin/python bench/run.py --quick    # 3 s runs, 1 repetition
 
 Starts, on 127.0.0.1 under uvicorn with one worker each:
-- ours: the demo site (project.asgi) on a SQLite database of --tools tools (15 demo tools
-  plus bulk-created ones), once per middleware stack;
+- ours: the demo site (project.asgi: the endpoint answered by mcp_tools.asgi.McpFront) on a
+  SQLite database of --tools tools (15 demo tools plus bulk-created ones), once per middleware
+  stack;
+- view: the same with MCP_ASGI_FRONT=0 (the endpoint as a plain view behind Django's handler
+  and the stack's middleware), once per stack (--no-view skips it);
 - bare: bench/bare_settings.py, one async view that parses the request with orjson and
   returns the bytes ours answered to the same request, once per middleware stack;
 - ours again on databases of --scale sizes, for the tools/list scaling check.
@@ -387,19 +390,21 @@ def ratio(a: float | None, b: float | None) -> float | None:
 def print_table(rows: list[dict[str, Any]]) -> None:
     header = (
         f"{'stack':<8}{'shape':<8}{'method':<11}{'c':>3} | {'ours rps':>9}{'bare rps':>9}{'ratio':>7} "
-        f"| {'p50 ours':>9}{'bare':>7} | {'p99 ours':>9}{'bare':>7} | {'CPU us/req ours':>16}{'bare':>6} |"
+        f"| {'p50 ours':>9}{'bare':>7} | {'p99 ours':>9}{'bare':>7} | {'CPU us/req ours':>16}{'bare':>6} "
+        f"| {'view rps':>9}{'ratio':>7}{'CPU':>6} |"
     )
     print(header)
     print("-" * len(header))
     for row in rows:
-        o, b = row["ours"], row["bare"]
+        o, b, w = row["ours"], row["bare"], row["view"]
         mark = "" if row["ratio_rps"] is None else (" ok" if row["ratio_rps"] >= TARGET_RATIO else " LOW")
         print(
             f"{row['stack']:<8}{row['shape']:<8}{row['method']:<11}{row['concurrency']:>3} | "
             f"{fmt(o['rps'], '9.0f')}{fmt(b['rps'], '9.0f')}{fmt(row['ratio_rps'], '7.2f')} "
             f"| {fmt(o['p50_ms'], '9.2f')}{fmt(b['p50_ms'], '7.2f')} | {fmt(o['p99_ms'], '9.2f')}"
-            f"{fmt(b['p99_ms'], '7.2f')} | {fmt(o['cpu_us_per_req'], '16.0f')}{fmt(b['cpu_us_per_req'], '6.0f')} |"
-            f"{mark}"
+            f"{fmt(b['p99_ms'], '7.2f')} | {fmt(o['cpu_us_per_req'], '16.0f')}{fmt(b['cpu_us_per_req'], '6.0f')} "
+            f"| {fmt(w['rps'] if w else None, '9.0f')}{fmt(row['ratio_view_rps'], '7.2f')}"
+            f"{fmt(w['cpu_us_per_req'] if w else None, '6.0f')} |{mark}"
         )
 
 
@@ -424,6 +429,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto")
     parser.add_argument("--output", type=Path, default=RESULTS / "latest.json")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--no-view",
+        dest="view",
+        action="store_false",
+        help="skip the extra runs of the endpoint as a plain view behind Django's handler (MCP_ASGI_FRONT=0)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, databases)")
     args = parser.parse_args(argv)
     args.duration = args.duration or (3 if args.quick else 10)
@@ -539,6 +550,14 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
             server = start_server(f"ours-{stack}", "ours", stack, settings, env, tmp, args.tools)
             started.append(server)
             ours[stack] = server
+        views: dict[str, Server] = {}
+        if args.view:
+            for stack in args.stacks:
+                settings = "project.settings" if stack == "default" else "bench.ours_settings"
+                env = {**base_env(tmp, dbs[args.tools]), "BENCH_MIDDLEWARE": stack, "MCP_ASGI_FRONT": "0"}
+                server = start_server(f"view-{stack}", "view", stack, settings, env, tmp, args.tools)
+                started.append(server)
+                views[stack] = server
         auth_server, auth_headers = start_auth_server(tmp, dbs[args.tools], args.tools) if args.auth else (None, [])
         if auth_server is not None:
             started.append(auth_server)
@@ -550,7 +569,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
             scaled[size] = server
 
         # The first tools/list of each process builds the catalog: report it, then sessions.
-        for server in [*ours.values(), *scaled.values()]:
+        for server in [*ours.values(), *views.values(), *scaled.values()]:
             body, headers = request_for("modern", "tools/list", None)
             t0 = time.perf_counter()
             status, _, answer = post(server.url, body, headers)
@@ -575,13 +594,20 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
                     body_file = tmp / f"{stack}-{shape}-{method.replace('/', '_')}.json"
                     body_file.write_bytes(body)
                     jobs[(stack, shape, method, "ours")] = Job(server, body_file, headers, 0)
+                    if stack in views:
+                        # The same request (and session: any process serves any session) to the view.
+                        status, _, answer = post(views[stack].url, body, headers)
+                        problem = f"HTTP {status}" if status != 200 else check_ours(answer, method, page_size)
+                        if problem:
+                            raise SystemExit(f"{views[stack].name} {shape} {method}: {problem}")
+                        jobs[(stack, shape, method, "view")] = Job(views[stack], body_file, headers, 0)
         responses_file = tmp / "bare-responses.json"
         responses_file.write_text(json.dumps(responses))
         report["response_bytes"] = {k: len(v) for k, v in responses.items()}
 
         bare: dict[str, Server] = {}
         for stack in args.stacks:
-            env = {**base_env(tmp, tmp / "unused.sqlite3"), "BENCH_MIDDLEWARE": stack,
+            env = {**base_env(tmp, tmp / "unused.sqlite3"), "BENCH_MIDDLEWARE": stack, "MCP_ASGI_FRONT": "0",
                    "BENCH_BARE_RESPONSES": str(responses_file)}  # fmt: skip
             server = start_server(f"bare-{stack}", "bare", stack, "bench.bare_settings", env, tmp, None)
             started.append(server)
@@ -641,8 +667,9 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
             if auth_server is not None and "default" in args.stacks
             else []
         )
-        total_runs = (len(cells) * 2 + len(scale_jobs) + len(auth_cells)) * args.reps
-        estimate = total_runs * (args.duration + 0.5) + (len(cells) * 2 + len(scale_jobs)) * args.warmup
+        kinds = ("ours", "bare", "view") if views else ("ours", "bare")
+        total_runs = (len(cells) * len(kinds) + len(scale_jobs) + len(auth_cells)) * args.reps
+        estimate = total_runs * (args.duration + 0.5) + (len(cells) * len(kinds) + len(scale_jobs)) * args.warmup
         print(f"\n{total_runs} measured runs, about {estimate / 60:.1f} min\n")
 
         def job_for(stack: str, shape: str, method: str, kind: str, c: int) -> Job:
@@ -651,14 +678,14 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
 
         if args.warmup:
             for stack, shape, method, c in cells:
-                for kind in ("ours", "bare"):
+                for kind in kinds:
                     run_load(job_for(stack, shape, method, kind, c), args.warmup, loadgen)
             for job in scale_jobs.values():
                 run_load(job, args.warmup, loadgen)
 
         measured: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for rep in range(args.reps):
-            order = ("ours", "bare") if rep % 2 == 0 else ("bare", "ours")
+            order = kinds if rep % 2 == 0 else kinds[::-1]
             for stack, shape, method, c in cells:
                 for kind in order:
                     result = run_load(job_for(stack, shape, method, kind, c), args.duration, loadgen)
@@ -693,6 +720,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
     for stack, shape, method, c in cells:
         o = median_of(measured[(stack, shape, method, c, "ours")])
         b = median_of(measured[(stack, shape, method, c, "bare")])
+        w = median_of(measured[(stack, shape, method, c, "view")]) if views else None
         rows.append(
             {
                 "stack": stack,
@@ -705,10 +733,13 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
                 "ratio_p50": ratio(o["p50_ms"], b["p50_ms"]),
                 "ratio_p99": ratio(o["p99_ms"], b["p99_ms"]),
                 "ratio_cpu": ratio(o["cpu_us_per_req"], b["cpu_us_per_req"]),
+                "view": w,
+                "ratio_view_rps": ratio(w["rps"], b["rps"]) if w else None,
             }
         )
     print(f"\nResults ({args.tools} tools; medians of {args.reps}; ratio = ours rps / bare rps, target >= "
-          f"{TARGET_RATIO}; latencies in ms)\n")  # fmt: skip
+          f"{TARGET_RATIO}; latencies in ms; view = the endpoint without the ASGI front, its ratio to bare "
+          "and CPU us/req)\n")  # fmt: skip
     print_table(rows)
 
     auth_rows = []
@@ -763,7 +794,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
     print("\nfirst tools/list after start (builds the catalog): "
           + ", ".join(f"{name} {ms:.0f} ms" for name, ms in cold.items()))  # fmt: skip
 
-    errors = sum(r["ours"]["errors"] + r["bare"]["errors"] for r in rows) + sum(
+    errors = sum(r["ours"]["errors"] + r["bare"]["errors"] + (r["view"] or {}).get("errors", 0) for r in rows) + sum(
         median_of(v)["errors"] for k, v in measured.items() if k[0] == "scale"
     )
     missed = [r for r in rows if r["ratio_rps"] is not None and r["ratio_rps"] < TARGET_RATIO]

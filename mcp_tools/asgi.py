@@ -28,7 +28,7 @@ from django.conf import settings
 from django.core import signals
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponseBase
-from django.urls import reverse, set_script_prefix
+from django.urls import NoReverseMatch, reverse, set_script_prefix
 
 from .conf import mcp_settings
 
@@ -55,16 +55,22 @@ class McpFront:
         self._path = path
 
     @property
-    def path(self) -> str:
+    def path(self) -> str | None:
+        """The endpoint's path; None (everything goes to the site) when no URL routes to it."""
         if self._path is None:
-            self._path = reverse("mcp_tools:endpoint")
-        return self._path
+            try:
+                self._path = reverse("mcp_tools:endpoint")
+            except NoReverseMatch:
+                logger.warning("McpFront: no URL named 'mcp_tools:endpoint'; every request goes to the site")
+                self._path = ""
+        return self._path or None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             root = scope.get("root_path", "")
             path = scope["path"]
-            if path.startswith(root) and path[len(root) :] == self.path:
+            endpoint = self.path
+            if endpoint is not None and path.startswith(root) and path[len(root) :] == endpoint:
                 await _Exchange(scope, receive, send).run()
                 return
         await self.app(scope, receive, send)

@@ -182,3 +182,15 @@ async def test_internal_error_is_a_json_500_and_logged(
     assert b"secret" not in body
     assert "secret detail" in caplog.text
     assert len(seen) == 1
+
+
+async def test_without_the_endpoint_url_everything_goes_to_the_site(
+    settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.ROOT_URLCONF = "tests.urls_without_mcp"
+    inner = Inner()
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        status, _, _ = await _call(McpFront(inner), _scope(), [_list_body()])
+    assert status == 204
+    assert inner.paths == ["/mcp"]
+    assert "no URL named 'mcp_tools:endpoint'" in caplog.text
