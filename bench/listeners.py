@@ -8,7 +8,9 @@ Starts two uvicorn processes (one worker each) on one PostgreSQL database, opens
 third process (``manage.py shell``) and times, for every listener, the moment its
 ``notifications/tools/list_changed`` arrives after the commit returned. Runs once with the
 PostgreSQL LISTEN/NOTIFY notifier and once with Redis pub/sub. Memory per idle listener is the
-servers' RSS growth while the listeners are open, divided by their number.
+servers' RSS growth while the listeners are open, divided by their number. The servers run the
+demo's project.asgi (the endpoint answered by mcp_tools.asgi.McpFront); --view adds the same runs
+with the endpoint as a plain view behind Django's handler and --middleware.
 
 Targets (issue: live catalog): p99 <= 1 s from commit to the last listener, <= 50 KB per idle
 listener. Needs PostgreSQL (and Redis for the second run) on 127.0.0.1. Every wait is bounded.
@@ -169,7 +171,7 @@ async def measure(servers: list[LiveServer], count: int, rounds: int) -> dict[st
     }
 
 
-def run(notifier: str, count: int, rounds: int, middleware: str) -> dict[str, Any]:
+def run(notifier: str, count: int, rounds: int, middleware: str, front: bool) -> dict[str, Any]:
     with temporary_postgres_database("mcp_bench") as database, tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         env = {
@@ -182,6 +184,7 @@ def run(notifier: str, count: int, rounds: int, middleware: str) -> dict[str, An
             "MCP_SSE_KEEPALIVE_SECONDS": "15",
             "DJANGO_SETTINGS_MODULE": "bench.ours_settings",
             "BENCH_MIDDLEWARE": middleware,
+            "MCP_ASGI_FRONT": "1" if front else "0",
         }
         # Migrate with the demo settings (the admin's checks want its middleware).
         prepare_database(server_env(tmp, {**env, "DJANGO_SETTINGS_MODULE": "project.settings"}))
@@ -189,6 +192,7 @@ def run(notifier: str, count: int, rounds: int, middleware: str) -> dict[str, An
             result = asyncio.run(measure([a, b], count, rounds))
     result["notifier"] = notifier
     result["middleware"] = middleware
+    result["served_by"] = "front" if front else "view"
     return result
 
 
@@ -198,15 +202,23 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--notifiers", default="postgres,redis")
     parser.add_argument("--middleware", default="default", help="bench/stacks.py stack of the servers")
+    parser.add_argument(
+        "--view",
+        action="store_true",
+        help="also measure the endpoint as a plain view behind Django's handler (MCP_ASGI_FRONT=0)",
+    )
     args = parser.parse_args()
     results = []
-    for notifier in args.notifiers.split(","):
-        result = run(notifier, args.listeners, args.rounds, args.middleware)
+    notifiers = args.notifiers.split(",")
+    runs = [(n, True) for n in notifiers] + ([(n, False) for n in notifiers] if args.view else [])
+    for notifier, front in runs:
+        result = run(notifier, args.listeners, args.rounds, args.middleware, front)
         results.append(result)
         ok_latency = result["p99_ms"] is not None and result["p99_ms"] <= TARGET_P99_S * 1000 and not result["missing"]
         ok_memory = result["kb_per_idle_listener"] <= TARGET_KB
+        served = "ASGI front" if front else f"plain view, {args.middleware} middleware"
         print(
-            f"list_changed fan-out [{notifier}, {args.middleware} middleware]: "
+            f"list_changed fan-out [{notifier}, {served}]: "
             f"{result['listeners']} listeners over 2 processes, "
             f"{result['rounds']} commits: received {result['received']}, missing {result['missing']}; "
             f"commit -> listener p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, max {result['max_ms']} ms "

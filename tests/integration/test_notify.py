@@ -126,3 +126,32 @@ def test_a_rebuild_reuses_unchanged_tools_and_their_validators(tools: None) -> N
     assert after.by_name["echo"] is before.by_name["echo"]
     assert after.by_name["echo"].input_validator is echo_validator
     assert after.by_name["add"] is not before.by_name["add"]
+
+
+def test_a_changed_scope_implication_reaches_an_open_listener(tools: None) -> None:
+    """Issue 4: a scope's implications changed -> the listeners whose visible tools changed hear
+    it, although their token (its granted scopes) stays the same."""
+    from mcp_tools.models import Scope
+    from mcp_tools.notify.hub import Listener
+
+    backend = BaseAuthBackend()  # visibility by required scopes
+    write = Scope.objects.create(name="reports:write")
+    read = Scope.objects.create(name="reports:read")
+    Tool.objects.get(name="echo").required_scopes.set([read])
+    catalog = get_catalog()
+    granted = frozenset({"reports:write"})
+    principal = Principal("user:ann", scopes=catalog.scopes.expand(granted), granted=granted)
+    assert "echo" not in {t.name for t in catalog.tools if backend.can_see(t, principal)}
+    listener = Listener(principal, catalog.fingerprint(principal, backend.can_see), catalog.version)
+    other = Principal("user:bo", scopes=frozenset({"unrelated"}), granted=frozenset({"unrelated"}))
+    bystander = Listener(other, catalog.fingerprint(other, backend.can_see), catalog.version)
+
+    write.implies.add(read)  # the admin's change: reports:write now implies reports:read
+
+    changed = get_catalog()
+    assert changed.version > catalog.version
+    listener.offer(changed, backend.can_see)
+    bystander.offer(changed, backend.can_see)
+    assert listener.pending
+    assert not bystander.pending
+    assert "reports:read" in (listener.principal.scopes or ())
