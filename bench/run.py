@@ -523,7 +523,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
     env_info["busy_cpu_pct_before"] = idle_other
     if idle_other is not None and idle_other > NOISY_PCT:
         print(f"WARNING: {idle_other:.0f} % of a core busy before starting: other processes compete for the CPUs")
-    print("middleware stacks (the same for ours and bare within a stack):")
+    print("middleware stacks (bare and view run the stack; ours skips it on /mcp through the ASGI front):")
     for name in args.stacks:
         mw = STACKS[name]
         note = " (= project/settings.py)" if mw == demo_middleware else ""

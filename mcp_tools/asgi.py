@@ -26,6 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core import signals
+from django.core.exceptions import SuspiciousOperation
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponseBase
 from django.urls import NoReverseMatch, reverse, set_script_prefix
@@ -41,6 +42,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 INTERNAL_ERROR = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}'
+BAD_REQUEST = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Bad Request: malformed HTTP request"}}'
 
 
 class McpFront:
@@ -91,7 +93,11 @@ class _Exchange:
         body, gone = await self._read_body()
         if gone:
             return
-        request = ASGIRequest(self.scope, BytesIO(body))
+        try:
+            request = ASGIRequest(self.scope, BytesIO(body))
+        except (UnicodeDecodeError, SuspiciousOperation):
+            await self._send_plain(400, [(b"content-type", b"application/json")], BAD_REQUEST)
+            return
         set_script_prefix(self.scope.get("root_path", "") or settings.FORCE_SCRIPT_NAME or "/")
         task = asyncio.current_task()
         assert task is not None
@@ -129,8 +135,12 @@ class _Exchange:
         await self.send({"type": "http.response.start", "status": response.status_code, "headers": headers})
         stream = response.streaming_content  # type: ignore[attr-defined]
         del response
-        async for chunk in stream:
-            await self.send({"type": "http.response.body", "body": bytes(chunk), "more_body": True})
+        try:
+            async for chunk in stream:
+                await self.send({"type": "http.response.body", "body": bytes(chunk), "more_body": True})
+        except Exception:
+            # Headers are out: end the stream cleanly; the detail goes to the log only.
+            logger.exception("Error in the response stream of %s", self.scope["path"])
         self.finished = True
         await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -194,3 +194,32 @@ async def test_without_the_endpoint_url_everything_goes_to_the_site(
     assert status == 204
     assert inner.paths == ["/mcp"]
     assert "no URL named 'mcp_tools:endpoint'" in caplog.text
+
+
+async def test_undecodable_query_string_is_a_400() -> None:
+    scope = _scope()
+    scope["query_string"] = b"x=\xff"
+    status, _, body = await _call(McpFront(Inner()), scope, [_list_body()])
+    assert status == 400
+    assert json.loads(body)["error"]["code"] == -32600
+
+
+async def test_error_inside_a_stream_ends_it_cleanly(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Fault injection: the stream's generator fails after its first event; the response ends."""
+    from django.http import StreamingHttpResponse
+
+    async def events() -> Any:
+        yield b"data: first\n\n"
+        raise RuntimeError("stream broke")
+
+    async def streaming(request: Any) -> Any:
+        return StreamingHttpResponse(events(), content_type="text/event-stream")
+
+    monkeypatch.setattr(views, "endpoint", streaming)
+    with caplog.at_level(logging.ERROR, logger="django.request"):
+        status, _, body = await _call(McpFront(Inner()), _scope(), [_list_body()])
+    assert status == 200
+    assert body == b"data: first\n\n"
+    assert "stream broke" in caplog.text
