@@ -39,7 +39,8 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+# Loose on purpose: Django's handler and other ASGI apps spell the same protocol differently.
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
 INTERNAL_ERROR = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}'
 BAD_REQUEST = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Bad Request: malformed HTTP request"}}'

@@ -6,12 +6,13 @@ through Django's handler like any other view (the benchmark compares both).
 """
 
 import os
+from typing import Any
 
 from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-application = get_asgi_application()
+application: Any = get_asgi_application()
 
 if settings.DEBUG:
     # The demo serves the admin's CSS and JS itself; production puts a web server or
