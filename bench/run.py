@@ -167,6 +167,7 @@ def start_server(name: str, kind: str, stack: str, settings: str, env: dict[str,
                     return server
         except OSError:
             time.sleep(0.1)
+    stop_server(server)  # not yet in the caller's list of started servers
     raise SystemExit(f"{name} did not become ready:\n{log_path.read_text(errors='replace')}")
 
 
