@@ -19,16 +19,17 @@ What differs from the plain view, on the endpoint's path only: the site's middle
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from io import BytesIO
 from typing import Any
 
+from asgiref.sync import ThreadSensitiveContext
 from django.conf import settings
 from django.core import signals
 from django.core.exceptions import SuspiciousOperation
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpResponseBase
 from django.urls import NoReverseMatch, reverse, set_script_prefix
 
 from .conf import mcp_settings
@@ -99,49 +100,55 @@ class _Exchange:
         except (UnicodeDecodeError, SuspiciousOperation):
             await self._send_plain(400, [(b"content-type", b"application/json")], BAD_REQUEST)
             return
-        set_script_prefix(self.scope.get("root_path", "") or settings.FORCE_SCRIPT_NAME or "/")
+        # As Django's handler does: FORCE_SCRIPT_NAME first, then the server's root_path.
+        set_script_prefix(settings.FORCE_SCRIPT_NAME or self.scope.get("root_path", "") or "/")
         task = asyncio.current_task()
         assert task is not None
         # Like Django's handler: a client that goes away cancels the request (H-D8) or ends its
         # stream; nothing else reads from ``receive`` once the body is in.
         watcher = asyncio.ensure_future(self._watch(task))
         try:
-            await self._respond(request)
+            if mcp_settings.THREAD_SENSITIVE:
+                # One per-request thread for the ORM work, as under Django's handler.
+                async with ThreadSensitiveContext():
+                    await self._respond(request)
+            else:
+                await self._respond(request)
         except asyncio.CancelledError:
             if not watcher.done():
                 raise  # not the client: the server is stopping
+            task.uncancel()  # the cancellation was ours; the server's task goes on clean
         finally:
             watcher.cancel()
 
     async def _respond(self, request: ASGIRequest) -> None:
-        from .views import endpoint
+        from .views import respond
 
         try:
-            response: HttpResponseBase = await endpoint(request)
+            reply = await respond(request)
         except asyncio.CancelledError:
             raise
         except Exception:
             # What Django's handler would do, in the endpoint's own error shape.
             logger.exception("Internal Server Error: %s", request.path)
-            signals.got_request_exception.send(sender=None, request=request)
+            await signals.got_request_exception.asend(sender=None, request=request)
             await self._send_plain(500, [(b"content-type", b"application/json")], INTERNAL_ERROR)
             return
         del request  # a long stream keeps only what its generator needs
-        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.items()]
-        for cookie in response.cookies.values():  # pragma: no cover - the endpoint sets none
-            headers.append((b"set-cookie", cookie.output(header="").strip().encode("latin-1")))
-        if not response.streaming:
-            await self._send_plain(response.status_code, headers, response.content)  # type: ignore[attr-defined]
+        headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers.items()]
+        if reply.stream is None:
+            await self._send_plain(reply.status, headers, reply.body)
             return
-        await self.send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-        stream = response.streaming_content  # type: ignore[attr-defined]
-        del response
-        try:
-            async for chunk in stream:
-                await self.send({"type": "http.response.body", "body": bytes(chunk), "more_body": True})
-        except Exception:
-            # Headers are out: end the stream cleanly; the detail goes to the log only.
-            logger.exception("Error in the response stream of %s", self.scope["path"])
+        await self.send({"type": "http.response.start", "status": reply.status, "headers": headers})
+        # aclosing: a stream cancelled while a write waits is closed now (its listener and
+        # stream slot released), not whenever the generator is collected.
+        async with contextlib.aclosing(reply.stream()) as chunks:
+            try:
+                async for chunk in chunks:
+                    await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except Exception:
+                # Headers are out: end the stream cleanly; the detail goes to the log only.
+                logger.exception("Error in the response stream of %s", self.scope["path"])
         self.finished = True
         await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import SyncToAsync, sync_to_async
 from django.db import connections
 
 from .conf import mcp_settings
@@ -44,18 +43,21 @@ def start_sync(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> async
     """Start ``func`` in a worker thread (see :func:`run_sync`); the future has its result."""
     if mcp_settings.THREAD_SENSITIVE:
         return asyncio.ensure_future(sync_to_async(func, thread_sensitive=True)(*args, **kwargs))
-    context = contextvars.copy_context()
-    call = functools.partial(context.run, _hygienic, func, args, kwargs)
-    return asyncio.get_running_loop().run_in_executor(_executor(), call)
+    # asgiref's SyncToAsync on our pool: it carries the request's context into the thread
+    # (script prefix, language, timezone and urlconf live in asgiref Locals) and lets a handler
+    # use async_to_sync against the server's event loop.
+    call = SyncToAsync(functools.partial(_hygienic, func, args, kwargs), thread_sensitive=False, executor=_executor())
+    return asyncio.ensure_future(call())
 
 
 async def run_sync(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """Run ``func`` in a worker thread, with the caller's context variables.
+    """Run ``func`` in a worker thread, with the caller's context.
 
     By default the threads of one pool (``THREAD_POOL_SIZE``) serve all requests: no thread is
-    created per request, and the hand-over is a plain ``run_in_executor`` (asgiref's
-    ``sync_to_async`` costs about three times as much per call). ``MCP_TOOLS["THREAD_SENSITIVE"]
-    = True`` uses Django's per-request thread instead, which test suites need so the ORM shares
-    the test transaction.
+    created per request. ``MCP_TOOLS["THREAD_SENSITIVE"] = True`` uses Django's per-request
+    thread instead, which test suites need so the ORM shares the test transaction.
     """
-    return await start_sync(func, *args, **kwargs)
+    if mcp_settings.THREAD_SENSITIVE:
+        return await sync_to_async(func, thread_sensitive=True)(*args, **kwargs)
+    call = SyncToAsync(functools.partial(_hygienic, func, args, kwargs), thread_sensitive=False, executor=_executor())
+    return await call()

@@ -7,13 +7,13 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
-from django.core.exceptions import DisallowedHost
+from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -66,7 +66,7 @@ class Reply:
     status: int
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
-    stream: Callable[[], AsyncIterator[bytes]] | None = None
+    stream: Callable[[], AsyncGenerator[bytes, None]] | None = None
 
 
 def _error_reply(exc: McpError, request_id: Any = None) -> Reply:
@@ -116,17 +116,18 @@ def _cors_headers(request: HttpRequest) -> dict[str, str]:
     return {"Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": EXPOSED_HEADERS, "Vary": "Origin"}
 
 
-def _preflight(request: HttpRequest) -> HttpResponse:
-    response = HttpResponse(status=204)
+def _preflight(request: HttpRequest) -> Reply:
     asked = request.headers.get("access-control-request-headers", "")
     names = [h.strip().lower() for h in asked.split(",") if h.strip()]
     allowed = [h for h in names if h in BASE_ALLOWED_HEADERS or h.startswith("mcp-param-")]
-    for key, value in _cors_headers(request).items():
-        response[key] = value
-    response["Access-Control-Allow-Methods"] = ALLOW
-    response["Access-Control-Allow-Headers"] = ", ".join(allowed or BASE_ALLOWED_HEADERS)
-    response["Access-Control-Max-Age"] = str(mcp_settings.CORS_MAX_AGE)
-    return response
+    return Reply(
+        204,
+        headers={
+            "Access-Control-Allow-Methods": ALLOW,
+            "Access-Control-Allow-Headers": ", ".join(allowed or BASE_ALLOWED_HEADERS),
+            "Access-Control-Max-Age": str(mcp_settings.CORS_MAX_AGE),
+        },
+    )
 
 
 def _headers(request: HttpRequest) -> dict[str, str]:
@@ -136,15 +137,14 @@ def _headers(request: HttpRequest) -> dict[str, str]:
 # --------------------------------------------------------------------------- the endpoint
 
 
-@csrf_exempt
-async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
-    if request.method == "OPTIONS":
-        refused = _check_host_and_origin(request)
-        return _to_response(request, refused) if refused else _preflight(request)
+async def respond(request: HttpRequest) -> Reply:
+    """The endpoint's answer with every header set; the view (or the ASGI front) sends it."""
     refused = _check_host_and_origin(request)
     if refused is not None:
-        return _to_response(request, refused)
-    if request.method == "POST":
+        reply = refused
+    elif request.method == "OPTIONS":
+        reply = _preflight(request)
+    elif request.method == "POST":
         reply = await _post(request)
     elif request.method == "GET":
         reply = await _get(request)
@@ -152,26 +152,33 @@ async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse
         reply = await _delete(request)
     else:
         reply = Reply(405, headers={"Allow": ALLOW})
-    return _to_response(request, reply)
+    headers = reply.headers = dict(reply.headers)  # never a shared dict
+    if reply.stream is not None:
+        headers["Content-Type"] = "text/event-stream"
+        headers["Cache-Control"] = "no-cache, no-transform"
+        headers["X-Accel-Buffering"] = "no"  # H-D9
+    elif reply.body:
+        headers["Content-Type"] = "application/json"
+    headers.update(_cors_headers(request))
+    return reply
+
+
+@csrf_exempt
+async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    reply = await respond(request)
+    response: HttpResponse | StreamingHttpResponse
+    if reply.stream is not None:
+        response = StreamingHttpResponse(reply.stream(), status=reply.status)
+    else:
+        response = HttpResponse(reply.body, status=reply.status)
+        if not reply.body:
+            del response["Content-Type"]
+    for key, value in reply.headers.items():
+        response[key] = value
+    return response
 
 
 endpoint.login_required = False  # type: ignore[attr-defined]  # Django 5.1+ LoginRequiredMiddleware
-
-
-def _to_response(request: HttpRequest, reply: Reply) -> HttpResponse | StreamingHttpResponse:
-    response: HttpResponse | StreamingHttpResponse
-    if reply.stream is not None:
-        response = StreamingHttpResponse(reply.stream(), status=reply.status, content_type="text/event-stream")
-        response["Cache-Control"] = "no-cache, no-transform"
-        response["X-Accel-Buffering"] = "no"  # H-D9
-    elif reply.body:
-        response = HttpResponse(reply.body, status=reply.status, content_type="application/json")
-    else:
-        response = HttpResponse(status=reply.status)
-        del response["Content-Type"]
-    for key, value in {**reply.headers, **_cors_headers(request)}.items():
-        response[key] = value
-    return response
 
 
 async def _post(request: HttpRequest) -> Reply:
@@ -187,7 +194,10 @@ async def _post(request: HttpRequest) -> Reply:
         declared = 0
     if declared > limit:
         return _plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
-    body = request.body
+    try:
+        body = request.body
+    except RequestDataTooBig:  # DATA_UPLOAD_MAX_MEMORY_SIZE is below MAX_BODY_BYTES
+        return _plain_error(413, e.INVALID_REQUEST, "Payload Too Large")
     if len(body) > limit:
         return _plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
     try:
@@ -286,7 +296,7 @@ async def _await_task_result(request: HttpRequest, message: Request) -> Reply:
 
 async def _request_stream(
     outbox: _Outbox, work: asyncio.Future[Reply], on_disconnect: Callable[[], None] | None
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     try:
         while True:
             while outbox.items:
@@ -397,7 +407,7 @@ def _serve_legacy(
     return Reply(*outcome)
 
 
-async def _empty_stream() -> AsyncIterator[bytes]:
+async def _empty_stream() -> AsyncGenerator[bytes, None]:
     if False:  # pragma: no cover - makes this an async generator
         yield b""
 
@@ -488,7 +498,7 @@ def _listen(message: Request, ex: Exchange) -> Reply:
             return _too_many_streams(principal)
         listener = Listener(principal, *services.tools_fingerprint(principal))
 
-    async def stream() -> AsyncIterator[bytes]:
+    async def stream() -> AsyncGenerator[bytes, None]:
         try:
             if listener is not None:
                 get_hub().register(listener)
@@ -507,7 +517,7 @@ async def _notifications(
     listener: Listener | None,
     event: bytes,
     claim: Callable[[], Awaitable[bool]] | None = None,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The body of a notification stream: list_changed when it applies, keep-alives between.
 
     Without a listener (list_changed not delivered here) only keep-alives, until the deadline.
@@ -593,7 +603,7 @@ async def _get(request: HttpRequest) -> Reply:
         assert listener is not None
         return await run_sync(claim_sync, listener.fingerprint)
 
-    async def stream() -> AsyncIterator[bytes]:
+    async def stream() -> AsyncGenerator[bytes, None]:
         try:
             if rev.sse_priming:
                 yield sse.priming(f"{session.pk[:8]}-get-{token}", retry_ms=retry)

@@ -221,7 +221,9 @@ class DOTBackend(OAuthBackend):
         if user is None:
             if not mcp_settings.ALLOW_CLIENT_CREDENTIALS or client_id is None:
                 raise unauthorized("invalid_token", NOT_VALID)
-            return Principal(key=f"client:{client_id}", client_id=client_id, scopes=self.expand(granted))
+            return Principal(
+                key=f"client:{client_id}", client_id=client_id, scopes=self.expand(granted), granted=frozenset(granted)
+            )
         if not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
         return self.user_principal(user, client_id, granted)
@@ -295,7 +297,9 @@ class JWTBackend(OAuthBackend):
         client_id = claims.get("client_id") or claims.get("azp")
         client_id = client_id if isinstance(client_id, str) else None
         if not self.user_field:
-            return Principal(key=f"sub:{subject}", client_id=client_id, scopes=self.expand(granted))
+            return Principal(
+                key=f"sub:{subject}", client_id=client_id, scopes=self.expand(granted), granted=frozenset(granted)
+            )
         from django.contrib.auth import get_user_model
 
         user = get_user_model()._default_manager.filter(**{self.user_field: subject}).first()

@@ -164,7 +164,7 @@ async def test_internal_error_is_a_json_500_and_logged(
     async def broken(request: Any) -> Any:
         raise RuntimeError("secret detail")
 
-    monkeypatch.setattr(views, "endpoint", broken)
+    monkeypatch.setattr(views, "respond", broken)
     seen: list[Any] = []
 
     def receiver(sender: Any, request: Any, **kwargs: Any) -> None:
@@ -208,18 +208,62 @@ async def test_error_inside_a_stream_ends_it_cleanly(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Fault injection: the stream's generator fails after its first event; the response ends."""
-    from django.http import StreamingHttpResponse
+    closed: list[bool] = []
 
     async def events() -> Any:
-        yield b"data: first\n\n"
-        raise RuntimeError("stream broke")
+        try:
+            yield b"data: first\n\n"
+            raise RuntimeError("stream broke")
+        finally:
+            closed.append(True)
 
     async def streaming(request: Any) -> Any:
-        return StreamingHttpResponse(events(), content_type="text/event-stream")
+        return views.Reply(200, headers={"Content-Type": "text/event-stream"}, stream=events)
 
-    monkeypatch.setattr(views, "endpoint", streaming)
+    monkeypatch.setattr(views, "respond", streaming)
     with caplog.at_level(logging.ERROR, logger="django.request"):
         status, _, body = await _call(McpFront(Inner()), _scope(), [_list_body()])
     assert status == 200
     assert body == b"data: first\n\n"
     assert "stream broke" in caplog.text
+    assert closed == [True]
+
+
+async def test_a_client_gone_mid_stream_closes_the_stream_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disconnect cancels the request while a write waits; the stream's cleanup runs before
+    the front returns (listener and stream slot released), and the server's task is not left
+    cancelled."""
+    closed: list[bool] = []
+    release = asyncio.Event()
+
+    async def events() -> Any:
+        try:
+            while True:
+                yield b": keep-alive\n\n"
+        finally:
+            closed.append(True)
+
+    async def streaming(request: Any) -> Any:
+        return views.Reply(200, headers={"Content-Type": "text/event-stream"}, stream=events)
+
+    monkeypatch.setattr(views, "respond", streaming)
+    messages = [{"type": "http.request", "body": _list_body(), "more_body": False}]
+    writes = 0
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop(0)
+        await release.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal writes
+        writes += 1
+        if writes == 3:
+            release.set()  # the client goes away...
+            await asyncio.sleep(3600)  # ...while this write waits (a slow socket)
+
+    task = asyncio.ensure_future(McpFront(Inner())(_scope(), receive, send))
+    await asyncio.wait_for(task, 5)
+    assert closed == [True]
+    assert task.cancelling() == 0
