@@ -25,11 +25,12 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from io import BytesIO
 from typing import Any
 
-from asgiref.sync import ThreadSensitiveContext
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.core import signals
 from django.core.exceptions import SuspiciousOperation
 from django.core.handlers.asgi import ASGIRequest
+from django.db import connections
 from django.urls import NoReverseMatch, reverse, set_script_prefix
 
 from .conf import mcp_settings
@@ -109,9 +110,13 @@ class _Exchange:
         watcher = asyncio.ensure_future(self._watch(task))
         try:
             if mcp_settings.THREAD_SENSITIVE:
-                # One per-request thread for the ORM work, as under Django's handler.
+                # One per-request thread for the ORM work, as under Django's handler; its
+                # connections end with it (Django closes them on request_finished).
                 async with ThreadSensitiveContext():
-                    await self._respond(request)
+                    try:
+                        await self._respond(request)
+                    finally:
+                        await sync_to_async(connections.close_all)()
             else:
                 await self._respond(request)
         except asyncio.CancelledError:
