@@ -55,6 +55,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 sys.path.insert(0, str(ROOT))
 from bench.stacks import STACKS  # noqa: E402
+from tests.servers import stop_process  # noqa: E402
 
 # --------------------------------------------------------------------------- requests
 
@@ -188,12 +189,7 @@ def start_auth_server(tmp: Path, db: Path, tools: int) -> tuple[Server, list[tup
 
 
 def stop_server(server: Server) -> None:
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(timeout=5)
+    stop_process(server.process)
 
 
 # --------------------------------------------------------------------------- load
@@ -378,6 +374,15 @@ def environment(loadgen: str) -> dict[str, Any]:
 def noisy(result: dict[str, Any]) -> str:
     other = result.get("other_cpu_pct")
     return f"  (other processes: {other:.0f} % of a core)" if other is not None and other > NOISY_PCT else ""
+
+
+def print_run(label: str, result: dict[str, Any]) -> None:
+    print(
+        f"  {label}{result['rps']:8.0f} rps  p50 {result['p50_ms']:6.2f} ms  p99 {result['p99_ms']:7.2f} ms"
+        + (f"  ERRORS {result['error_detail']}" if result["errors"] else "")
+        + noisy(result),
+        flush=True,
+    )
 
 
 def fmt(value: float | None, spec: str) -> str:
@@ -691,23 +696,11 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
                 for kind in order:
                     result = run_load(job_for(stack, shape, method, kind, c), args.duration, loadgen)
                     measured.setdefault((stack, shape, method, c, kind), []).append(result)
-                    print(
-                        f"  rep {rep + 1}/{args.reps} {kind:<4} {stack:<8}{shape:<7} {method:<10} c={c:<3}"
-                        f"{result['rps']:8.0f} rps  p50 {result['p50_ms']:6.2f} ms  p99 {result['p99_ms']:7.2f} ms"
-                        + (f"  ERRORS {result['error_detail']}" if result["errors"] else "")
-                        + noisy(result),
-                        flush=True,
-                    )
+                    print_run(f"rep {rep + 1}/{args.reps} {kind:<4} {stack:<8}{shape:<7} {method:<10} c={c:<3}", result)
             for shape, method, c in auth_cells:
                 result = run_load(job_for("auth", shape, method, "ours", c), args.duration, loadgen)
                 measured.setdefault(("auth", shape, method, c), []).append(result)
-                print(
-                    f"  rep {rep + 1}/{args.reps} auth default {shape:<7} {method:<10} c={c:<3}"
-                    f"{result['rps']:8.0f} rps  p50 {result['p50_ms']:6.2f} ms  p99 {result['p99_ms']:7.2f} ms"
-                    + (f"  ERRORS {result['error_detail']}" if result["errors"] else "")
-                    + noisy(result),
-                    flush=True,
-                )
+                print_run(f"rep {rep + 1}/{args.reps} auth default {shape:<7} {method:<10} c={c:<3}", result)
             for (size, page), job in scale_jobs.items():
                 result = run_load(job, args.duration, loadgen)
                 measured.setdefault(("scale", size, page), []).append(result)
