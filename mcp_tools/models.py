@@ -198,12 +198,14 @@ class CatalogVersion(models.Model):
     def bump(cls) -> None:
         from .notify import publish_on_commit
 
-        publish_on_commit(router.db_for_write(cls))
         updated = cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
         if not updated:
             _, created = cls.objects.get_or_create(pk=1, defaults={"version": 1})
             if not created:  # another transaction created it meanwhile
                 cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
+        # After the UPDATE: outside a transaction on_commit runs at once, and listeners must
+        # read the new version when they hear of it.
+        publish_on_commit(router.db_for_write(cls))
 
 
 # A process whose stream statistics are older than this is gone.

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from mcp_tools.auth import BaseAuthBackend
 from mcp_tools.catalog import get_catalog
-from mcp_tools.models import Tool
+from mcp_tools.models import CatalogVersion, Tool
 from mcp_tools.notify import backends
 from mcp_tools.notify.hub import acquire_stream_slot, release_stream_slot
 from mcp_tools.types import Principal
@@ -23,9 +23,13 @@ class RecordingNotifier(backends.BaseNotifier):
 
     name = "recording"
     published: list[str] = []
+    versions: list[int] = []  # the catalog version a listener would read when it hears
 
     def publish(self) -> None:
+        from mcp_tools.models import CatalogVersion
+
         self.published.append("catalog")
+        self.versions.append(CatalogVersion.current())
 
 
 @pytest.fixture
@@ -33,6 +37,7 @@ def recording(settings: Any) -> Iterator[list[str]]:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "NOTIFIER": "tests.integration.test_notify.RecordingNotifier"}
     backends.reset()
     RecordingNotifier.published = []
+    RecordingNotifier.versions = []
     yield RecordingNotifier.published
     backends.reset()
 
@@ -50,6 +55,16 @@ def test_save_outside_a_transaction_publishes_once(tools: None, recording: list[
     tool.description = "changed"
     tool.save()
     assert recording == ["catalog"]
+
+
+def test_a_change_outside_a_transaction_publishes_the_new_version(tools: None, recording: list[str]) -> None:
+    """The admin's enable/disable actions (a queryset update, which bumps) run with no
+    transaction around them: the publication must come after the bump, or listeners re-read the
+    old version."""
+    before = CatalogVersion.current()
+    Tool.objects.filter(name="echo").update(enabled=False)
+    assert recording == ["catalog"]
+    assert RecordingNotifier.versions == [before + 1]
 
 
 def test_rolled_back_change_publishes_nothing(tools: None, recording: list[str]) -> None:
