@@ -651,10 +651,6 @@ def shape_result(result: ToolResult, rev: Revision) -> dict[str, Any]:
     )
 
 
-def shape_outcome(tool: CompiledTool, outcome: Any, rev: Revision) -> dict[str, Any]:
-    return shape_result(check_outcome(tool, outcome), rev)
-
-
 # --------------------------------------------------------------------------- tasks
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.db import connections
@@ -39,15 +39,18 @@ def _hygienic(func: Callable[..., R], args: tuple[object, ...], kwargs: dict[str
     return func(*args, **kwargs)
 
 
-def start_sync(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[R]:
-    """Start ``func`` in a worker thread (see :func:`run_sync`); the future has its result."""
+def _call(func: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]) -> Coroutine[Any, Any, R]:
     if mcp_settings.THREAD_SENSITIVE:
-        return asyncio.ensure_future(sync_to_async(func, thread_sensitive=True)(*args, **kwargs))
+        return sync_to_async(func, thread_sensitive=True)(*args, **kwargs)
     # asgiref's SyncToAsync on our pool: it carries the request's context into the thread
     # (script prefix, language, timezone and urlconf live in asgiref Locals) and lets a handler
     # use async_to_sync against the server's event loop.
-    call = SyncToAsync(functools.partial(_hygienic, func, args, kwargs), thread_sensitive=False, executor=_executor())
-    return asyncio.ensure_future(call())
+    return SyncToAsync(functools.partial(_hygienic, func, args, kwargs), thread_sensitive=False, executor=_executor())()
+
+
+def start_sync(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[R]:
+    """Start ``func`` in a worker thread (see :func:`run_sync`); the future has its result."""
+    return asyncio.ensure_future(_call(func, args, kwargs))
 
 
 async def run_sync(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -57,7 +60,9 @@ async def run_sync(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R
     created per request. ``MCP_TOOLS["THREAD_SENSITIVE"] = True`` uses Django's per-request
     thread instead, which test suites need so the ORM shares the test transaction.
     """
-    if mcp_settings.THREAD_SENSITIVE:
-        return await sync_to_async(func, thread_sensitive=True)(*args, **kwargs)
-    call = SyncToAsync(functools.partial(_hygienic, func, args, kwargs), thread_sensitive=False, executor=_executor())
-    return await call()
+    return await _call(func, args, kwargs)
+
+
+def submit(func: Callable[..., object], *args: object) -> None:
+    """Run ``func`` on the pool and forget it (cache-only work that must not wait for the loop)."""
+    _executor().submit(func, *args)
