@@ -23,7 +23,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from io import BytesIO
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
@@ -34,6 +34,9 @@ from django.db import connections
 from django.urls import NoReverseMatch, reverse, set_script_prefix
 
 from .conf import mcp_settings
+
+if TYPE_CHECKING:
+    from .views import Reply
 
 logger = logging.getLogger("django.request")
 
@@ -140,6 +143,13 @@ class _Exchange:
             await self._send_plain(500, [(b"content-type", b"application/json")], INTERNAL_ERROR)
             return
         del request  # a long stream keeps only what its generator needs
+        try:
+            await self._send_reply(reply)
+        finally:
+            if reply.on_close is not None:
+                reply.on_close()
+
+    async def _send_reply(self, reply: Reply) -> None:
         headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers.items()]
         if reply.stream is None:
             await self._send_plain(reply.status, headers, reply.body)

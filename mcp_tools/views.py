@@ -22,7 +22,7 @@ from . import services
 from .auth import AuthFailure, get_auth_backend
 from .conf import mcp_settings
 from .models import McpSession
-from .notify.hub import Listener, acquire_stream_slot, current_hub, get_hub, release_stream_slot
+from .notify.hub import Listener, acquire_stream_slot, get_hub, release
 from .protocol import errors as e
 from .protocol import sse
 from .protocol import versions as v
@@ -67,6 +67,9 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     stream: Callable[[], AsyncGenerator[bytes, None]] | None = None
+    # Called once the reply is done with, sent or not (a stream that never started still
+    # holds its slot); whoever sends the reply calls it.
+    on_close: Callable[[], None] | None = None
 
 
 def _error_reply(exc: McpError, request_id: Any = None) -> Reply:
@@ -168,7 +171,8 @@ async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse
     reply = await respond(request)
     response: HttpResponse | StreamingHttpResponse
     if reply.stream is not None:
-        response = StreamingHttpResponse(reply.stream(), status=reply.status)
+        response = _StreamingResponse(reply.stream(), status=reply.status)
+        response.on_close = reply.on_close
     else:
         response = HttpResponse(reply.body, status=reply.status)
         if not reply.body:
@@ -176,6 +180,19 @@ async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse
     for key, value in reply.headers.items():
         response[key] = value
     return response
+
+
+class _StreamingResponse(StreamingHttpResponse):
+    """Django closes every response it handled, sent or not (in a worker thread)."""
+
+    on_close: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        try:
+            if self.on_close is not None:
+                self.on_close()
+        finally:
+            super().close()
 
 
 endpoint.login_required = False  # type: ignore[attr-defined]  # Django 5.1+ LoginRequiredMiddleware
@@ -508,9 +525,9 @@ def _listen(message: Request, ex: Exchange) -> Reply:
             yield sse.event(final)  # server-initiated end: the graceful listen result
         finally:
             if listener is not None:
-                _closed(listener)
+                release(listener)
 
-    return Reply(200, stream=stream)
+    return Reply(200, stream=stream, on_close=None if listener is None else lambda: release(listener))
 
 
 async def _notifications(
@@ -544,15 +561,6 @@ async def _notifications(
             get_hub().sent()
         elif loop.time() < deadline:
             yield sse.comment("keep-alive")
-
-
-def _closed(listener: Listener) -> None:
-    """Client gone, stream ended or server shutting down: forget the stream everywhere."""
-    hub = current_hub()
-    if hub is not None:
-        hub.unregister(listener)
-    # Runs inside a cancelled generator too: no await here.
-    asyncio.get_running_loop().run_in_executor(None, release_stream_slot, listener.principal)
 
 
 async def _get(request: HttpRequest) -> Reply:
@@ -619,9 +627,9 @@ async def _get(request: HttpRequest) -> Reply:
                 yield b"retry: " + str(retry).encode() + b"\n\n"
         finally:
             if listener is not None:
-                _closed(listener)
+                release(listener)
 
-    return Reply(200, stream=stream)
+    return Reply(200, stream=stream, on_close=None if listener is None else lambda: release(listener))
 
 
 async def _delete(request: HttpRequest) -> Reply:

@@ -35,7 +35,7 @@ STATS_SECONDS = 20
 class Listener:
     """The small fixed state of one open stream."""
 
-    __slots__ = ("principal", "fingerprint", "version", "_waiter", "pending", "closed")
+    __slots__ = ("principal", "fingerprint", "version", "_waiter", "pending", "closed", "hub", "released")
 
     def __init__(self, principal: Principal, fingerprint: str, version: int) -> None:
         self.principal = principal
@@ -45,6 +45,8 @@ class Listener:
         self._waiter: asyncio.Future[None] | None = None
         self.pending = False
         self.closed = False
+        self.hub: Hub | None = None  # set on registration
+        self.released = False
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -150,6 +152,7 @@ class Hub:
             listener.close()
             return
         self.listeners.add(listener)
+        listener.hub = self
         if self.catalog is not None and self.catalog.version > listener.version:
             # A change landed between the stream's opening read and its registration.
             from ..auth import get_auth_backend
@@ -280,6 +283,26 @@ def acquire_stream_slot(principal: Principal) -> bool:
         release_stream_slot(principal)
         return False
     return True
+
+
+_release_lock = threading.Lock()
+
+
+def release(listener: Listener) -> None:
+    """The stream ended (client gone, deadline, shutdown) or its response was dropped unsent:
+    forget it in its hub and free its slot, once. Runs on the event loop or in the thread where
+    Django closes a response, so it never awaits and hands the work to the right place."""
+    with _release_lock:
+        if listener.released:
+            return
+        listener.released = True
+    hub = listener.hub
+    if hub is not None and not hub.loop.is_closed():
+        hub.loop.call_soon_threadsafe(hub.unregister, listener)
+    if mcp_settings.MAX_STREAMS_PER_PRINCIPAL:
+        from ..threads import submit
+
+        submit(release_stream_slot, listener.principal)
 
 
 def release_stream_slot(principal: Principal) -> None:

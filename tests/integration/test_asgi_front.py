@@ -267,3 +267,45 @@ async def test_a_client_gone_mid_stream_closes_the_stream_at_once(monkeypatch: p
     await asyncio.wait_for(task, 5)
     assert closed == [True]
     assert task.cancelling() == 0
+
+
+async def test_a_reply_dropped_before_its_stream_starts_is_still_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client gone while the response head is written: the stream never runs, but the reply's
+    on_close (a listener's stream slot) still runs, once."""
+    closes: list[bool] = []
+    release = asyncio.Event()
+
+    async def never_started() -> Any:
+        yield b"unreachable"
+
+    async def streaming(request: Any) -> Any:
+        return views.Reply(200, stream=never_started, on_close=lambda: closes.append(True))
+
+    monkeypatch.setattr(views, "respond", streaming)
+    messages = [{"type": "http.request", "body": _list_body(), "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop(0)
+        await release.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        release.set()
+        await asyncio.sleep(3600)  # the head never gets out
+
+    await asyncio.wait_for(McpFront(Inner())(_scope(), receive, send), 5)
+    assert closes == [True]
+
+
+async def test_the_plain_view_closes_an_unsent_stream_reply() -> None:
+    """Django closes every response it handled; the endpoint's streaming response passes that on."""
+    closes: list[bool] = []
+
+    async def events() -> Any:
+        yield b""
+
+    response = views._StreamingResponse(events())
+    response.on_close = lambda: closes.append(True)
+    response.close()
+    assert closes == [True]
