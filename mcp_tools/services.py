@@ -189,7 +189,7 @@ def load_session(session_id: str, principal: Principal) -> McpSession:
     touch_before = now - timedelta(seconds=mcp_settings.SESSION_TOUCH_SECONDS)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT protocol_version, log_level, initialized, last_seen_at < %s FROM {table} "  # noqa: S608
+            f"SELECT protocol_version, log_level, initialized, tools_fingerprint, last_seen_at < %s FROM {table} "  # noqa: S608
             "WHERE id = %s AND principal_key = %s AND expires_at > %s",
             [
                 ops.adapt_datetimefield_value(touch_before),
@@ -201,13 +201,14 @@ def load_session(session_id: str, principal: Principal) -> McpSession:
         row = cursor.fetchone()
     if row is None:
         raise SessionNotFound(session_id)
-    version, log_level, initialized, stale = row
+    version, log_level, initialized, heard, stale = row
     session = McpSession(
         id=session_id,
         protocol_version=version,
         principal_key=principal.key,
         log_level=log_level,
         initialized=bool(initialized),
+        tools_fingerprint=heard,
     )
     if stale:
         session.expires_at = McpSession.expiry(mcp_settings.SESSION_IDLE_SECONDS)

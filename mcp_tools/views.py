@@ -590,9 +590,8 @@ async def _get(request: HttpRequest) -> Reply:
         if not acquire_stream_slot(principal):
             return _too_many_streams(principal)
         fingerprint, version = services.tools_fingerprint(principal)
-        heard = McpSession.objects.filter(pk=session.pk).values_list("tools_fingerprint", flat=True).first()
         # A change the client missed while it had no stream open is sent at once.
-        missed = bool(heard) and heard != fingerprint
+        missed = bool(session.tools_fingerprint) and session.tools_fingerprint != fingerprint
         McpSession.objects.filter(pk=session.pk).update(tools_fingerprint=fingerprint, get_stream=token)
         return session, Listener(principal, fingerprint, version), missed
 
