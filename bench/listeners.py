@@ -31,10 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.mcp_client import MODERN, modern_meta  # noqa: E402
 from tests.servers import LiveServer, prepare_database, run_server, server_env  # noqa: E402
 from tests.services import temporary_postgres_database  # noqa: E402
 
-MODERN = "2026-07-28"
 TARGET_P99_S = 1.0
 TARGET_KB = 50.0
 LISTEN_BODY = json.dumps(
@@ -42,13 +42,7 @@ LISTEN_BODY = json.dumps(
         "jsonrpc": "2.0",
         "id": 1,
         "method": "subscriptions/listen",
-        "params": {
-            "notifications": {"toolsListChanged": True},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
+        "params": {"notifications": {"toolsListChanged": True}, "_meta": modern_meta()},
     }
 ).encode()
 

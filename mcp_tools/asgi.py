@@ -34,6 +34,8 @@ from django.db import connections
 from django.urls import NoReverseMatch, reverse, set_script_prefix
 
 from .conf import mcp_settings
+from .protocol.errors import internal_error, invalid_request
+from .protocol.jsonrpc import encode_error
 
 if TYPE_CHECKING:
     from .views import Reply
@@ -47,8 +49,8 @@ Send = Callable[[Message], Awaitable[None]]
 # Loose on purpose: Django's handler and other ASGI apps spell the same protocol differently.
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
-INTERNAL_ERROR = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}'
-BAD_REQUEST = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Bad Request: malformed HTTP request"}}'
+INTERNAL_ERROR = encode_error(None, internal_error())
+BAD_REQUEST = encode_error(None, invalid_request("Bad Request: malformed HTTP request"))
 
 
 class McpFront:

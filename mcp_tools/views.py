@@ -33,6 +33,8 @@ from .protocol.jsonrpc import (
     Request,
     Response,
     encode_error,
+    encode_notification,
+    encode_result,
     load_json,
     parse_message,
     readable_id,
@@ -478,16 +480,14 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
 
 # --------------------------------------------------------------------------- long-lived streams
 
-LIST_CHANGED = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+LIST_CHANGED_METHOD = "notifications/tools/list_changed"
+LIST_CHANGED = encode_notification(LIST_CHANGED_METHOD)
 
 
-def _too_many_streams(principal: Principal) -> Reply:
+def _too_many_streams() -> Reply:
     limit = mcp_settings.MAX_STREAMS_PER_PRINCIPAL
-    return Reply(
-        429,
-        encode_error(None, McpError(e.INVALID_REQUEST, f"Too many open notification streams (limit {limit})")),
-        {"Retry-After": "5"},
-    )
+    message = f"Too many open notification streams (limit {limit})"
+    return _error_reply(McpError(e.INVALID_REQUEST, message, http_status=429, headers={"Retry-After": "5"}))
 
 
 def _listen(message: Request, ex: Exchange) -> Reply:
@@ -499,20 +499,14 @@ def _listen(message: Request, ex: Exchange) -> Reply:
     if isinstance(wanted, dict) and wanted.get("toolsListChanged") is True and services.list_changed_supported(ex.asgi):
         honoured["toolsListChanged"] = True
     meta = {v.META_SUBSCRIPTION_ID: message.id}
-    ack = orjson.dumps(
-        {
-            "jsonrpc": "2.0",
-            "method": "notifications/subscriptions/acknowledged",
-            "params": {"_meta": meta, "notifications": honoured},
-        }
-    )
-    final = orjson.dumps({"jsonrpc": "2.0", "id": message.id, "result": {"resultType": "complete", "_meta": meta}})
-    changed = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": meta}})
+    ack = encode_notification("notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured})
+    final = encode_result(message.id, {"resultType": "complete", "_meta": meta})
+    changed = encode_notification(LIST_CHANGED_METHOD, {"_meta": meta})
     principal = ex.principal
     listener = None
     if honoured:
         if not acquire_stream_slot(principal):
-            return _too_many_streams(principal)
+            return _too_many_streams()
         listener = Listener(principal, *services.tools_fingerprint(principal))
 
     async def stream() -> AsyncGenerator[bytes, None]:
@@ -588,7 +582,7 @@ async def _get(request: HttpRequest) -> Reply:
         if not services.list_changed_supported(asgi):
             return session, None, False
         if not acquire_stream_slot(principal):
-            return _too_many_streams(principal)
+            return _too_many_streams()
         fingerprint, version = services.tools_fingerprint(principal)
         # A change the client missed while it had no stream open is sent at once.
         missed = bool(session.tools_fingerprint) and session.tools_fingerprint != fingerprint

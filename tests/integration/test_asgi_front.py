@@ -178,7 +178,7 @@ async def test_internal_error_is_a_json_500_and_logged(
         signals.got_request_exception.disconnect(receiver)
     assert status == 500
     assert headers[b"content-type"] == b"application/json"
-    assert json.loads(body) == {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "Internal error"}}
+    assert json.loads(body) == {"jsonrpc": "2.0", "error": {"code": -32603, "message": "Internal error"}}
     assert b"secret" not in body
     assert "secret detail" in caplog.text
     assert len(seen) == 1
