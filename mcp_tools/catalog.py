@@ -105,6 +105,12 @@ def build_scope_info(rows: list[tuple[str, str, bool]], edges: list[tuple[str, s
     )
 
 
+@dataclass(slots=True)
+class _View:
+    indices: list[int]
+    fingerprint: str | None = None  # computed on first use (list_changed listeners)
+
+
 class Catalog:
     def __init__(self, version: int, tools: list[CompiledTool], scopes: ScopeInfo | None = None) -> None:
         self.version = version
@@ -112,24 +118,27 @@ class Catalog:
         self.tools = sorted(tools, key=lambda t: t.name)
         self.names = [t.name for t in self.tools]
         self.by_name = {t.name: t for t in self.tools}
-        self._visible: dict[str, list[int]] = {}
-        self._fingerprints: dict[str, str] = {}
+        self._views: dict[str, _View] = {}
         self._pages: OrderedDict[tuple[Any, ...], tuple[bytes, str | None]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, name: str) -> CompiledTool | None:
         return self.by_name.get(name)
 
-    def visible_indices(self, principal: Principal, visible: VisibilityCheck) -> list[int]:
+    def _view(self, principal: Principal, visible: VisibilityCheck) -> _View:
+        """What one scope set sees, computed once per catalog version."""
         key = principal.scope_key
-        found = self._visible.get(key)
+        found = self._views.get(key)
         if found is None:
-            found = [i for i, tool in enumerate(self.tools) if visible(tool, principal)]
+            found = _View([i for i, tool in enumerate(self.tools) if visible(tool, principal)])
             with self._lock:
-                if len(self._visible) > 1024:
-                    self._visible.clear()
-                self._visible[key] = found
+                if len(self._views) > 1024:
+                    self._views.clear()
+                self._views[key] = found
         return found
+
+    def visible_indices(self, principal: Principal, visible: VisibilityCheck) -> list[int]:
+        return self._view(principal, visible).indices
 
     def fingerprint(self, principal: Principal, visible: VisibilityCheck) -> str:
         """A short digest of what ``principal`` sees: the visible tools and their versions.
@@ -138,19 +147,14 @@ class Catalog:
         the same, so list_changed goes only to listeners whose view changed (issue: live
         catalog). Stable across processes (stored on sessions to catch up on reconnect).
         """
-        key = principal.scope_key
-        found = self._fingerprints.get(key)
-        if found is None:
+        view = self._view(principal, visible)
+        if view.fingerprint is None:
             digest = hashlib.blake2b(digest_size=12)
-            for i in self.visible_indices(principal, visible):
+            for i in view.indices:
                 tool = self.tools[i]
                 digest.update(f"{tool.pk}:{tool.version};".encode())
-            found = digest.hexdigest()
-            with self._lock:
-                if len(self._fingerprints) > 1024:
-                    self._fingerprints.clear()
-                self._fingerprints[key] = found
-        return found
+            view.fingerprint = digest.hexdigest()
+        return view.fingerprint
 
     def page(
         self,
