@@ -16,6 +16,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("MCP_TEST_DB=postgres but PostgreSQL is not reachable (CI=true)")
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (marked anyio) run on asyncio, the loop uvicorn and Django use."""
+    return "asyncio"
+
+
 @pytest.fixture(autouse=True)
 def _fresh_catalog() -> Iterator[None]:
     from mcp_tools import catalog

@@ -161,11 +161,6 @@ class _Memory:
         self.client = client_info
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_python_sdk_oauth_client_full_flow(tmp_path: Path) -> None:
     """401 discovery, PRM, AS metadata, DCR, authorize with PKCE and consent, token with

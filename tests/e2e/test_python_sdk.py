@@ -14,11 +14,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 EXPECTED_NAMES = sorted(t["name"] for t in DEMO_TOOLS)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _exercise(session: Any, list_page: Any) -> dict[str, Any]:
     import mcp.types as types
 

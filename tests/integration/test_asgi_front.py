@@ -22,11 +22,6 @@ from tests.mcp_client import MODERN, modern_meta
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 async def _close_worker_connections() -> Any:
     """The ORM work ran in asgiref's shared thread: close its connection, or PostgreSQL cannot

@@ -16,11 +16,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def pool(settings: Any) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "THREAD_SENSITIVE": False}
 
