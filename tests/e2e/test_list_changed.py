@@ -1,8 +1,9 @@
 """list_changed fan-out across processes: real servers, real clients, edits through the admin site.
 
 Two uvicorn processes share one database. Clients listen on process A; an admin edits tools
-through the admin site served by process B. Fan-out runs once over PostgreSQL LISTEN/NOTIFY
-(PostgreSQL database) and once over Redis pub/sub (a shared SQLite file). Callers are named by
+through the admin site served by process B. Fan-out runs over PostgreSQL LISTEN/NOTIFY
+(PostgreSQL database), over Redis pub/sub (a shared SQLite file), and with the polling notifier
+(the default on SQLite; a shared SQLite file). Callers are named by
 ``tests.auth.ScopeHeaderBackend``: a tool is visible to a caller whose scopes name it.
 """
 
@@ -36,7 +37,7 @@ CAROL = "carol get_weather"  # sees get_weather only
 QUIET_SECONDS = 2.0  # how long "receives nothing" is watched
 
 
-@pytest.fixture(scope="module", params=["postgres", "redis"])
+@pytest.fixture(scope="module", params=["postgres", "redis", "polling"])
 def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
     env = {
         "MCP_AUTH_BACKEND": "tests.auth.ScopeHeaderBackend",
@@ -49,9 +50,11 @@ def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
             services.require("postgres")
             database = stack.enter_context(services.temporary_postgres_database("mcp_e2e"))
             env.update({"MCP_DATABASE": "postgres", "POSTGRES_DB": database, "MCP_NOTIFIER": "postgres"})
-        else:
+        elif request.param == "redis":
             services.require("redis")
             env.update({"MCP_NOTIFIER": "redis", "MCP_NOTIFIER_REDIS_URL": "redis://127.0.0.1:6379/7"})
+        else:  # the default on SQLite: both processes poll the catalog version of the shared file
+            env["MCP_NOTIFIER"] = "polling"
         a = stack.enter_context(run_server(tmp, extra_env=env))
         b = stack.enter_context(run_server(tmp, extra_env=env, prepare=False))
         a.manage("demo_superuser")
@@ -210,9 +213,8 @@ def admin(fleet: tuple[LiveServer, LiveServer]) -> Iterator[Admin]:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_python_sdk_legacy_get_stream_hears_admin_edit(
-    fleet: tuple[LiveServer, LiveServer], admin: Admin, anyio_backend: str
+    fleet: tuple[LiveServer, LiveServer], admin: Admin
 ) -> None:
     """H-11, T-1: the SDK's GET stream on A gets list_changed after an admin edit on B; Carol hears nothing."""
     import anyio
@@ -259,10 +261,7 @@ async def test_python_sdk_legacy_get_stream_hears_admin_edit(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_python_sdk_modern_listen_hears_admin_edit(
-    fleet: tuple[LiveServer, LiveServer], admin: Admin, anyio_backend: str
-) -> None:
+async def test_python_sdk_modern_listen_hears_admin_edit(fleet: tuple[LiveServer, LiveServer], admin: Admin) -> None:
     """H-D10: the SDK's Client.listen on A gets list_changed after an admin edit on B, then refetches."""
     import anyio
     from mcp import Client
