@@ -230,9 +230,12 @@ def test_cancel_a_completed_task_is_invalid_params(mcp11: Mcp) -> None:
 
 
 def test_list_paginates_newest_first(mcp11: Mcp, settings: Any) -> None:
-    """T11-12: nextCursor while more exist; an invalid cursor is -32602."""
+    """T11-12: newest first, nextCursor while more exist; an invalid cursor is -32602. T11-6: unique ids."""
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PAGE_SIZE": 2}
     ids = [_create(mcp11, "noop", {}) for _ in range(5)]
+    # T11-6: server-generated string ids, all distinct, long enough to be unguessable (T11-16).
+    assert len(set(ids)) == len(ids)
+    assert all(isinstance(task_id, str) and len(task_id) >= 22 for task_id in ids)
     seen: list[str] = []
     cursor = None
     while True:
@@ -242,8 +245,7 @@ def test_list_paginates_newest_first(mcp11: Mcp, settings: Any) -> None:
         cursor = page.get("nextCursor")
         if not cursor:
             break
-    assert sorted(seen) == sorted(ids)
-    assert len(seen) == 5
+    assert seen == ids[::-1]
     _, message, _ = mcp11.request("tasks/list", {"cursor": "forged"})
     assert message["error"]["code"] == -32602
 
