@@ -12,13 +12,13 @@ import importlib.util
 import logging
 import time
 import uuid
-from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from django.utils import timezone
 
+from .cancel import CancelFlag
 from .catalog import CompiledTool, get_catalog
 from .conf import mcp_settings
 from .protocol import errors as e
@@ -224,6 +224,20 @@ def execute(task_id: str) -> str:
         return wire.FAILED
 
 
+class TaskCancelFlag(CancelFlag):
+    """ToolContext.cancelled for a task: the row is cancelled (or gone), read like any CancelFlag."""
+
+    __slots__ = ("task_id",)
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(None)
+        self.task_id = task_id
+
+    def _probe(self) -> bool:
+        status = McpTask.objects.filter(pk=self.task_id).values_list("status", flat=True).first()
+        return status is None or status == wire.CANCELLED
+
+
 def _run(task: McpTask) -> str:
     from .services import invoke
 
@@ -233,7 +247,7 @@ def _run(task: McpTask) -> str:
         message = f"Unknown tool: {task.tool_name}"
         _fail(task.pk, e.INVALID_PARAMS, message)
         return wire.FAILED
-    cancelled = _cancel_check(task.pk)
+    cancelled = TaskCancelFlag(task.pk)
     last: list[float] = []
 
     def progress(value: float, total: float | None, message: str | None) -> None:
@@ -270,23 +284,6 @@ def _run(task: McpTask) -> str:
         return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
     logger.info("Task %s %s", task.pk, status)
     return status
-
-
-def _cancel_check(task_id: str) -> Callable[[], bool]:
-    """ToolContext.cancelled for a task: the row's status, read at most every CANCEL_POLL_SECONDS."""
-    state = {"at": 0.0, "cancelled": False}
-
-    def check() -> bool:
-        if state["cancelled"]:
-            return True
-        now = time.monotonic()
-        if now - float(state["at"]) >= mcp_settings.CANCEL_POLL_SECONDS:
-            state["at"] = now
-            status = McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first()
-            state["cancelled"] = status is None or status == wire.CANCELLED
-        return bool(state["cancelled"])
-
-    return check
 
 
 # --------------------------------------------------------------------------- methods

@@ -405,6 +405,29 @@ def test_a_running_handler_sees_the_cancellation_and_stops(mcp11: Mcp, queued: N
     assert row.result is None
 
 
+def test_task_cancel_flag_reads_the_row_throttled_and_sticky(
+    mcp11: Mcp, queued: None, settings: Any, django_assert_num_queries: Any
+) -> None:
+    """A task's ctx.cancelled reads its row at most every CANCEL_POLL_SECONDS; once cancelled it stays so."""
+    from mcp_tools.task_service import TaskCancelFlag
+
+    task_id = _create(mcp11, "build_report", {"steps": 1})
+    flag = TaskCancelFlag(task_id)
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 0}
+    with django_assert_num_queries(1):
+        assert flag() is False
+    assert McpTask.objects.move(task_id, wire.CANCELLED)
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 3600}
+    with django_assert_num_queries(0):
+        assert flag() is False  # read less than CANCEL_POLL_SECONDS ago
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 0}
+    assert flag() is True
+    with django_assert_num_queries(0):
+        assert flag() is True  # sticky
+    McpTask.objects.filter(pk=task_id).delete()
+    assert TaskCancelFlag(task_id)() is True  # a purged row counts as cancelled
+
+
 # --------------------------------------------------------------------------- 2026-07-28 extension
 
 
