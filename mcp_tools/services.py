@@ -466,16 +466,11 @@ def run_tool(
 ) -> dict[str, Any] | None:
     """Run the handler and shape its outcome; None means the call was cancelled."""
     rev = ex.revision
-    last_progress: list[float] = []
 
     def progress(value: float, total: float | None, message: str | None) -> None:
-        # P-1: only for requests that asked, strictly increasing, and never after the end.
+        # P-1: only for requests that asked and never after the end (ToolContext keeps it increasing).
         if progress_token is None or ex.emit is None or ex.cancelled():
             return
-        if last_progress and value <= last_progress[0]:
-            logger.warning("Tool %r reported non-increasing progress %s; dropped", tool.name, value)
-            return
-        last_progress[:] = [value]
         note: dict[str, Any] = {"progressToken": progress_token, "progress": value}
         if total is not None:
             note["total"] = total

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import logging
+import math
 import time
 import uuid
 from datetime import datetime
@@ -248,13 +249,16 @@ def _run(task: McpTask) -> str:
         _fail(task.pk, e.INVALID_PARAMS, message)
         return wire.FAILED
     cancelled = TaskCancelFlag(task.pk)
-    last: list[float] = []
+    written = [-math.inf]  # time.monotonic() of the last status-message UPDATE
 
     def progress(value: float, total: float | None, message: str | None) -> None:
         # Progress of a task becomes its status message (TX has no progress for tasks, P-3).
-        if last and value <= last[0]:
+        # ToolContext keeps it increasing; the row is written at most every CANCEL_POLL_SECONDS,
+        # and always for the final step (value == total).
+        now = time.monotonic()
+        if now - written[0] < mcp_settings.CANCEL_POLL_SECONDS and value != total:
             return
-        last[:] = [value]
+        written[0] = now
         if message is None:
             message = f"{value:g} of {total:g}" if total is not None else f"{value:g}"
         McpTask.objects.filter(pk=task.pk, status=wire.WORKING).update(

@@ -375,6 +375,59 @@ def test_progress_becomes_the_status_message(mcp11: Mcp, queued: None) -> None:
     assert McpTask.objects.get(pk=task_id).status_message == ""
 
 
+def test_quick_progress_reports_update_the_task_row_rarely(mcp11: Mcp, queued: None, settings: Any) -> None:
+    """A task's progress is written to its row at most every CANCEL_POLL_SECONDS, and at the final step."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from mcp_tools.registry import HandlerKind, registry
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 60}
+    updates: list[str] = []
+    seen: list[str] = []
+
+    def chatty(ctx: Any) -> str:
+        with CaptureQueriesContext(connection) as queries:
+            for step in range(1, 101):
+                ctx.report_progress(step, 100)
+                if step in (1, 99, 100):
+                    seen.append(McpTask.objects.get(tool_name="chatty").status_message)
+        updates.extend(q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE"))
+        return "done"
+
+    registry.register(HandlerKind("test.chatty", chatty, label="Chatty"))
+    try:
+        _tool("chatty", "test.chatty", "optional")
+        task_id = _create(mcp11, "chatty", {})
+        assert execute(task_id) == "completed"
+    finally:
+        registry.unregister("test.chatty")
+    assert len(updates) == 2  # the first report and the final one, not 100
+    assert seen == ["1 of 100", "1 of 100", "100 of 100"]
+
+
+def test_non_increasing_progress_is_dropped(mcp11: Mcp, queued: None, settings: Any) -> None:
+    """P-1: ToolContext drops a progress value not above the previous one (for tasks and direct calls)."""
+    from mcp_tools.registry import HandlerKind, registry
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 0}
+    seen: list[str] = []
+
+    def wobbly(ctx: Any) -> str:
+        for value, message in ((2, "two"), (1, "one"), (2, "two again"), (3, "three")):
+            ctx.report_progress(value, 10, message)
+            seen.append(McpTask.objects.get(tool_name="wobbly").status_message)
+        return "done"
+
+    registry.register(HandlerKind("test.wobbly", wobbly, label="Wobbly"))
+    try:
+        _tool("wobbly", "test.wobbly", "optional")
+        assert execute(_create(mcp11, "wobbly", {})) == "completed"
+    finally:
+        registry.unregister("test.wobbly")
+    assert seen == ["two", "two", "two", "three"]
+
+
 def test_a_running_handler_sees_the_cancellation_and_stops(mcp11: Mcp, queued: None, settings: Any) -> None:
     """T11-13: ctx.cancelled() turns True once the row is cancelled, and the handler stops early."""
     from mcp_tools.registry import HandlerKind, registry
