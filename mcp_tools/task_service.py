@@ -26,7 +26,6 @@ from .protocol import errors as e
 from .protocol import tasks as wire
 from .protocol import versions as v
 from .protocol.cursor import decode_cursor, encode_cursor
-from .protocol.errors import McpError
 from .protocol.versions import Revision
 from .task_models import McpTask
 from .types import Principal, ToolResult
@@ -140,8 +139,8 @@ def create_task(tool: CompiledTool, arguments: dict[str, Any], ex: Exchange, ttl
         enqueue(task)
     except QueueUnavailable as exc:
         McpTask.objects.filter(pk=task.pk).delete()
-        raise McpError(
-            e.INTERNAL_ERROR, "The task queue is unavailable right now; the task was not created. Try again later."
+        raise e.internal_error(
+            "The task queue is unavailable right now; the task was not created. Try again later."
         ) from exc
     return task  # as created (T11-7: working), even if an eager run has finished it already
 
@@ -337,8 +336,7 @@ def terminal_or_wait(task: McpTask, wait_until: float) -> McpTask:
         return task
     if time.monotonic() < wait_until:
         raise StillWorking(task.pk)
-    raise McpError(
-        e.INTERNAL_ERROR,
+    raise e.internal_error(
         f"Task {task.pk} is still {task.status} after {mcp_settings.TASK_RESULT_WAIT_SECONDS:g} s; "
         "call tasks/result again.",
     )
