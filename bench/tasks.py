@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.loadgen import percentile  # noqa: E402
-from tests.servers import run_server, start_worker  # noqa: E402
+from tests.servers import drop_queue, run_server, start_worker  # noqa: E402
 
 TARGET_MEDIAN_MS = 20.0
 TARGET_RATE = 200.0
@@ -182,11 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                 rate = measure_rate(port, server.env, total, args.threads)
             finally:
                 worker.stop()
-                import redis
-
-                redis.Redis.from_url(broker).delete(
-                    queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"
-                )
+                drop_queue(broker, queue)
     result = {
         "when": datetime.now(UTC).isoformat(),
         "db": args.db,

@@ -21,7 +21,7 @@ import pytest
 
 from tests import services
 from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.servers import LiveServer, Worker, run_server, start_worker
+from tests.servers import LiveServer, Worker, drop_queue, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -61,14 +61,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             yield s
         finally:
             s.worker.stop()
-            _drop_queue(queue)
-
-
-def _drop_queue(queue: str) -> None:
-    import redis
-
-    client = redis.Redis.from_url(f"redis://127.0.0.1:6379/{REDIS_DB}")
-    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+            drop_queue(env["CELERY_BROKER_URL"], queue)
 
 
 # --------------------------------------------------------------------------- raw HTTP helpers
