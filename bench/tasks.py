@@ -36,7 +36,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.servers import run_server, start_worker  # noqa: E402
+from bench.loadgen import percentile  # noqa: E402
+from tests.servers import drop_queue, run_server, start_worker  # noqa: E402
 
 TARGET_MEDIAN_MS = 20.0
 TARGET_RATE = 200.0
@@ -96,11 +97,6 @@ def _wait_finished(env: dict[str, str], ids: list[str], timeout: float) -> dict[
         time.sleep(0.5)
 
 
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
-
-
 def measure_delay(port: int, env: dict[str, str], samples: int) -> dict[str, Any]:
     client = Client(port)
     for _ in range(10):  # warm-up: catalog, connections, worker threads
@@ -116,7 +112,7 @@ def measure_delay(port: int, env: dict[str, str], samples: int) -> dict[str, Any
     return {
         "samples": len(delays),
         "median_ms": round(statistics.median(delays), 2),
-        "p99_ms": round(pct(delays, 99), 2),
+        "p99_ms": round(percentile(sorted(delays), 99), 2),
         "max_ms": round(max(delays), 2),
     }
 
@@ -186,11 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                 rate = measure_rate(port, server.env, total, args.threads)
             finally:
                 worker.stop()
-                import redis
-
-                redis.Redis.from_url(broker).delete(
-                    queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"
-                )
+                drop_queue(broker, queue)
     result = {
         "when": datetime.now(UTC).isoformat(),
         "db": args.db,

@@ -100,7 +100,7 @@ class McpTaskAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     search_fields = ("id", "tool_name", "principal_key")
     date_hierarchy = "created_at"
     actions = ("cancel_tasks",)
-    readonly_fields = tuple(f.name for f in McpTask._meta.get_fields() if getattr(f, "concrete", False))
+    readonly_fields = [f.name for f in McpTask._meta.fields]
 
     @admin.display(description="task id")
     def short_id(self, obj: McpTask) -> str:

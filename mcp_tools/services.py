@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from . import __version__, audit, ratelimit, task_service
 from .auth import AuthFailure, get_auth_backend
+from .cancel import CancelFlag as CancelFlag  # re-exported: the view builds them
 from .catalog import CompiledTool, get_catalog
 from .conf import mcp_settings
 from .exceptions import ToolCancelled, ToolError
@@ -51,37 +52,6 @@ CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"
 
 class SessionNotFound(Exception):
     """Unknown, expired, ended, or owned by another principal: all answer 404 (H-14, H-15)."""
-
-
-class CancelFlag:
-    """Cancellation of one in-flight request, visible across processes through the cache."""
-
-    __slots__ = ("_checked", "_set", "key")
-
-    def __init__(self, key: str | None) -> None:
-        self.key = key
-        # Set on the event loop, read by the handler's thread: a plain attribute is enough.
-        self._set = False
-        self._checked = 0.0
-
-    @staticmethod
-    def cache_key(session_id: str, request_id: Any) -> str:
-        return f"mcp_tools:cancel:{session_id}:{orjson.dumps(request_id).decode()}"
-
-    def set(self) -> None:
-        self._set = True
-
-    def __call__(self) -> bool:
-        if self._set:
-            return True
-        if self.key is None:
-            return False
-        now = time.monotonic()
-        if now - self._checked >= mcp_settings.CANCEL_POLL_SECONDS:
-            self._checked = now
-            if cache.get(self.key):
-                self._set = True
-        return self._set
 
 
 @dataclass(slots=True)
@@ -497,16 +467,11 @@ def run_tool(
 ) -> dict[str, Any] | None:
     """Run the handler and shape its outcome; None means the call was cancelled."""
     rev = ex.revision
-    last_progress: list[float] = []
 
     def progress(value: float, total: float | None, message: str | None) -> None:
-        # P-1: only for requests that asked, strictly increasing, and never after the end.
+        # P-1: only for requests that asked and never after the end (ToolContext keeps it increasing).
         if progress_token is None or ex.emit is None or ex.cancelled():
             return
-        if last_progress and value <= last_progress[0]:
-            logger.warning("Tool %r reported non-increasing progress %s; dropped", tool.name, value)
-            return
-        last_progress[:] = [value]
         note: dict[str, Any] = {"progressToken": progress_token, "progress": value}
         if total is not None:
             note["total"] = total

@@ -35,8 +35,7 @@ assert tuple(TaskStatus.values) == wire.STATUSES
 
 class TaskQuerySet(ExpiringQuerySet["McpTask"]):
     def live(self) -> TaskQuerySet:
-        now = timezone.now()
-        return self.filter(models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now))
+        return self.filter(expires_at__gt=timezone.now())
 
     def owned_by(self, principal_key: str) -> TaskQuerySet:
         return self.live().filter(principal_key=principal_key)
@@ -92,5 +91,6 @@ class McpTask(models.Model):
         return self.status in wire.TERMINAL
 
     @staticmethod
-    def expiry(created_at: datetime, ttl_ms: int | None) -> datetime | None:
-        return None if ttl_ms is None else created_at + timedelta(milliseconds=ttl_ms)
+    def expiry(created_at: datetime, ttl_ms: int) -> datetime:
+        # Every task has a ttl (task_service.effective_ttl); the columns stay nullable.
+        return created_at + timedelta(milliseconds=ttl_ms)

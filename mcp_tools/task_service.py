@@ -10,22 +10,22 @@ from __future__ import annotations
 import functools
 import importlib.util
 import logging
+import math
 import time
 import uuid
-from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from django.utils import timezone
 
+from .cancel import CancelFlag
 from .catalog import CompiledTool, get_catalog
 from .conf import mcp_settings
 from .protocol import errors as e
 from .protocol import tasks as wire
 from .protocol import versions as v
 from .protocol.cursor import decode_cursor, encode_cursor
-from .protocol.errors import McpError
 from .protocol.versions import Revision
 from .task_models import McpTask
 from .types import Principal, ToolResult
@@ -139,8 +139,8 @@ def create_task(tool: CompiledTool, arguments: dict[str, Any], ex: Exchange, ttl
         enqueue(task)
     except QueueUnavailable as exc:
         McpTask.objects.filter(pk=task.pk).delete()
-        raise McpError(
-            e.INTERNAL_ERROR, "The task queue is unavailable right now; the task was not created. Try again later."
+        raise e.internal_error(
+            "The task queue is unavailable right now; the task was not created. Try again later."
         ) from exc
     return task  # as created (T11-7: working), even if an eager run has finished it already
 
@@ -224,6 +224,20 @@ def execute(task_id: str) -> str:
         return wire.FAILED
 
 
+class TaskCancelFlag(CancelFlag):
+    """ToolContext.cancelled for a task: the row is cancelled (or gone), read like any CancelFlag."""
+
+    __slots__ = ("task_id",)
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(None)
+        self.task_id = task_id
+
+    def _probe(self) -> bool:
+        status = McpTask.objects.filter(pk=self.task_id).values_list("status", flat=True).first()
+        return status is None or status == wire.CANCELLED
+
+
 def _run(task: McpTask) -> str:
     from .services import invoke
 
@@ -233,14 +247,17 @@ def _run(task: McpTask) -> str:
         message = f"Unknown tool: {task.tool_name}"
         _fail(task.pk, e.INVALID_PARAMS, message)
         return wire.FAILED
-    cancelled = _cancel_check(task.pk)
-    last: list[float] = []
+    cancelled = TaskCancelFlag(task.pk)
+    written = [-math.inf]  # time.monotonic() of the last status-message UPDATE
 
     def progress(value: float, total: float | None, message: str | None) -> None:
         # Progress of a task becomes its status message (TX has no progress for tasks, P-3).
-        if last and value <= last[0]:
+        # ToolContext keeps it increasing; the row is written at most every CANCEL_POLL_SECONDS,
+        # and always for the final step (value == total).
+        now = time.monotonic()
+        if now - written[0] < mcp_settings.CANCEL_POLL_SECONDS and value != total:
             return
-        last[:] = [value]
+        written[0] = now
         if message is None:
             message = f"{value:g} of {total:g}" if total is not None else f"{value:g}"
         McpTask.objects.filter(pk=task.pk, status=wire.WORKING).update(
@@ -270,23 +287,6 @@ def _run(task: McpTask) -> str:
         return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
     logger.info("Task %s %s", task.pk, status)
     return status
-
-
-def _cancel_check(task_id: str) -> Callable[[], bool]:
-    """ToolContext.cancelled for a task: the row's status, read at most every CANCEL_POLL_SECONDS."""
-    state = {"at": 0.0, "cancelled": False}
-
-    def check() -> bool:
-        if state["cancelled"]:
-            return True
-        now = time.monotonic()
-        if now - float(state["at"]) >= mcp_settings.CANCEL_POLL_SECONDS:
-            state["at"] = now
-            status = McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first()
-            state["cancelled"] = status is None or status == wire.CANCELLED
-        return bool(state["cancelled"])
-
-    return check
 
 
 # --------------------------------------------------------------------------- methods
@@ -336,8 +336,7 @@ def terminal_or_wait(task: McpTask, wait_until: float) -> McpTask:
         return task
     if time.monotonic() < wait_until:
         raise StillWorking(task.pk)
-    raise McpError(
-        e.INTERNAL_ERROR,
+    raise e.internal_error(
         f"Task {task.pk} is still {task.status} after {mcp_settings.TASK_RESULT_WAIT_SECONDS:g} s; "
         "call tasks/result again.",
     )

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from .exceptions import ToolCancelled
+
+logger = logging.getLogger("mcp_tools")
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
@@ -73,9 +76,17 @@ class ToolContext:
     _progress: Callable[[float, float | None, str | None], None] = field(repr=False)
     _log: Callable[[str, Any, str | None], None] = field(repr=False)
     _cancelled: Callable[[], bool] = field(repr=False)
+    _last_progress: float | None = field(default=None, init=False, repr=False)
 
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Send ``notifications/progress`` if the caller asked for it; values must increase."""
+        """Send ``notifications/progress`` if the caller asked for it; values must increase.
+
+        A value not above the previous one is dropped, with a warning (P-1).
+        """
+        if self._last_progress is not None and progress <= self._last_progress:
+            logger.warning("Tool %r reported non-increasing progress %s; dropped", self.tool_name, progress)
+            return
+        self._last_progress = progress
         self._progress(progress, total, message)
 
     def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> None:

@@ -159,3 +159,10 @@ def start_worker(env: dict[str, str], log_path: Path, *, queue: str, concurrency
         time.sleep(0.1)
     worker.stop()
     raise RuntimeError(f"worker did not become ready:\n{worker.log()}")
+
+
+def drop_queue(broker_url: str, queue: str) -> None:
+    """Delete a Redis queue of ``start_worker`` and kombu's binding keys for it."""
+    import redis
+
+    redis.Redis.from_url(broker_url).delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .errors import MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
+from .errors import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError, invalid_params
 from .versions import META_RELATED_TASK, Revision
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -101,12 +101,12 @@ def requested_ttl(params: Mapping[str, Any]) -> tuple[bool, int | None]:
     if task is None:
         return False, None
     if not isinstance(task, dict):
-        raise McpError(-32602, "tools/call params.task must be an object")
+        raise invalid_params("tools/call params.task must be an object")
     ttl = task.get("ttl")
     if ttl is None:
         return True, None
     if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl < 0:
-        raise McpError(-32602, "tools/call params.task.ttl must be a non-negative number of milliseconds")
+        raise invalid_params("tools/call params.task.ttl must be a non-negative number of milliseconds")
     return True, int(ttl)
 
 
@@ -133,7 +133,7 @@ def ext_detailed(state: TaskState) -> dict[str, Any]:
     if state.status == COMPLETED and state.result is not None:
         task["result"] = state.result
     elif state.status == FAILED:
-        task["error"] = state.error or {"code": -32603, "message": state.status_message or "Task failed"}
+        task["error"] = state.error or {"code": INTERNAL_ERROR, "message": state.status_message or "Task failed"}
     return task
 
 
@@ -162,13 +162,13 @@ def extension_required() -> McpError:
 
 def task_not_found() -> McpError:
     """T11-9/TX-6: unknown, expired and foreign ids all get the same -32602."""
-    return McpError(-32602, "Task not found (unknown or expired task id)")
+    return invalid_params("Task not found (unknown or expired task id)")
 
 
 def task_id_param(params: Mapping[str, Any]) -> str:
     task_id = params.get("taskId")
     if not isinstance(task_id, str) or not task_id:
-        raise McpError(-32602, "params.taskId must be a non-empty string")
+        raise invalid_params("params.taskId must be a non-empty string")
     return task_id
 
 

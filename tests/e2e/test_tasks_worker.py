@@ -21,7 +21,7 @@ import pytest
 
 from tests import services
 from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.servers import LiveServer, Worker, run_server, start_worker
+from tests.servers import LiveServer, Worker, drop_queue, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -61,14 +61,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             yield s
         finally:
             s.worker.stop()
-            _drop_queue(queue)
-
-
-def _drop_queue(queue: str) -> None:
-    import redis
-
-    client = redis.Redis.from_url(f"redis://127.0.0.1:6379/{REDIS_DB}")
-    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+            drop_queue(env["CELERY_BROKER_URL"], queue)
 
 
 # --------------------------------------------------------------------------- raw HTTP helpers
@@ -126,6 +119,19 @@ def _poll(get: Any, until: Any, timeout: float = 20) -> dict[str, Any]:
             return dict(state)
         assert time.monotonic() < deadline, f"timed out; last state {state}"
         time.sleep(0.1)
+
+
+def _start_export(client: Raw, steps: int, *, running: bool = False) -> str:
+    """Start an export_archive task (0.5 s steps) and return its id; with ``running``, poll until
+    the worker runs it (its first step shows as the status message)."""
+    created = client.post("tools/call", {"name": "export_archive", "arguments": {"steps": steps}, "task": {}})
+    task_id = str(created["result"]["task"]["taskId"])
+    if running:
+        _poll(
+            lambda: client.post("tasks/get", {"taskId": task_id})["result"],
+            lambda s: s.get("statusMessage", "").startswith("Step"),
+        )
+    return task_id
 
 
 # --------------------------------------------------------------------------- Python SDK, 2025-11-25
@@ -205,8 +211,7 @@ def test_tasks_result_blocks_until_the_worker_finishes(stack: Stack) -> None:
     """T11-10: tasks/result on a working task answers only once it is terminal."""
     client = Raw(stack.server.url)
     client.initialize()
-    created = client.post("tools/call", {"name": "export_archive", "arguments": {"steps": 3}, "task": {}})
-    task_id = created["result"]["task"]["taskId"]
+    task_id = _start_export(client, 3)
     started = time.monotonic()
     result = client.post("tasks/result", {"taskId": task_id})
     waited = time.monotonic() - started
@@ -221,12 +226,7 @@ def test_waiting_on_results_does_not_starve_other_requests(stack: Stack) -> None
 
     client = Raw(stack.server.url)
     client.initialize()
-    ids = [
-        client.post("tools/call", {"name": "export_archive", "arguments": {"steps": 6}, "task": {}})["result"]["task"][
-            "taskId"
-        ]
-        for _ in range(10)
-    ]
+    ids = [_start_export(client, 6) for _ in range(10)]
 
     def wait(task_id: str) -> dict[str, Any]:
         waiter = Raw(stack.server.url)
@@ -252,12 +252,7 @@ def test_cancel_a_running_task_ends_cancelled(stack: Stack) -> None:
     """T11-13: the running handler stops; the task stays cancelled after the worker is done."""
     client = Raw(stack.server.url)
     client.initialize()
-    created = client.post("tools/call", {"name": "export_archive", "arguments": {"steps": 20}, "task": {}})
-    task_id = created["result"]["task"]["taskId"]
-    _poll(
-        lambda: client.post("tasks/get", {"taskId": task_id})["result"],
-        lambda s: s.get("statusMessage", "").startswith("Step"),
-    )
+    task_id = _start_export(client, 20, running=True)
     cancelled = client.post("tasks/cancel", {"taskId": task_id})["result"]
     assert cancelled["status"] == "cancelled"
     time.sleep(1.5)  # the handler checks between 0.5 s steps
@@ -309,12 +304,7 @@ def test_worker_killed_mid_task_is_retried_by_a_new_worker(stack: Stack) -> None
     handler runs, start a new one, and the task ends completed (retried), never stuck working."""
     client = Raw(stack.server.url)
     client.initialize()
-    created = client.post("tools/call", {"name": "export_archive", "arguments": {"steps": 6}, "task": {}})
-    task_id = created["result"]["task"]["taskId"]
-    _poll(
-        lambda: client.post("tasks/get", {"taskId": task_id})["result"],
-        lambda s: s.get("statusMessage", "").startswith("Step"),
-    )
+    task_id = _start_export(client, 6, running=True)
     os.kill(stack.worker.process.pid, signal.SIGKILL)
     stack.worker.process.wait(timeout=10)
     killed_at = time.monotonic()

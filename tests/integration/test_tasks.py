@@ -229,32 +229,13 @@ def test_cancel_a_completed_task_is_invalid_params(mcp11: Mcp) -> None:
     assert McpTask.objects.get(pk=task_id).status == "completed"
 
 
-def test_cancel_while_running_is_seen_by_the_handler(mcp11: Mcp, queued: None) -> None:
-    """The handler's ctx.cancelled reads the row: a cancel during the run stops it, status stays cancelled."""
-    from mcp_tools import task_service
-
-    task_id = _create(mcp11, "build_report", {"steps": 3})
-    original = task_service._cancel_check
-
-    def cancel_after_start(pk: str) -> Any:
-        check = original(pk)
-        McpTask.objects.move(pk, wire.CANCELLED)  # the client's tasks/cancel, as the run starts
-        return check
-
-    task_service._cancel_check = cancel_after_start  # type: ignore[assignment]
-    try:
-        assert execute(task_id) == "cancelled"
-    finally:
-        task_service._cancel_check = original  # type: ignore[assignment]
-    row = McpTask.objects.get(pk=task_id)
-    assert row.status == "cancelled"
-    assert row.result is None
-
-
 def test_list_paginates_newest_first(mcp11: Mcp, settings: Any) -> None:
-    """T11-12: nextCursor while more exist; an invalid cursor is -32602."""
+    """T11-12: newest first, nextCursor while more exist; an invalid cursor is -32602. T11-6: unique ids."""
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PAGE_SIZE": 2}
     ids = [_create(mcp11, "noop", {}) for _ in range(5)]
+    # T11-6: server-generated string ids, all distinct, long enough to be unguessable (T11-16).
+    assert len(set(ids)) == len(ids)
+    assert all(isinstance(task_id, str) and len(task_id) >= 22 for task_id in ids)
     seen: list[str] = []
     cursor = None
     while True:
@@ -264,8 +245,7 @@ def test_list_paginates_newest_first(mcp11: Mcp, settings: Any) -> None:
         cursor = page.get("nextCursor")
         if not cursor:
             break
-    assert sorted(seen) == sorted(ids)
-    assert len(seen) == 5
+    assert seen == ids[::-1]
     _, message, _ = mcp11.request("tasks/list", {"cursor": "forged"})
     assert message["error"]["code"] == -32602
 
@@ -395,6 +375,59 @@ def test_progress_becomes_the_status_message(mcp11: Mcp, queued: None) -> None:
     assert McpTask.objects.get(pk=task_id).status_message == ""
 
 
+def test_quick_progress_reports_update_the_task_row_rarely(mcp11: Mcp, queued: None, settings: Any) -> None:
+    """A task's progress is written to its row at most every CANCEL_POLL_SECONDS, and at the final step."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from mcp_tools.registry import HandlerKind, registry
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 60}
+    updates: list[str] = []
+    seen: list[str] = []
+
+    def chatty(ctx: Any) -> str:
+        with CaptureQueriesContext(connection) as queries:
+            for step in range(1, 101):
+                ctx.report_progress(step, 100)
+                if step in (1, 99, 100):
+                    seen.append(McpTask.objects.get(tool_name="chatty").status_message)
+        updates.extend(q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE"))
+        return "done"
+
+    registry.register(HandlerKind("test.chatty", chatty, label="Chatty"))
+    try:
+        _tool("chatty", "test.chatty", "optional")
+        task_id = _create(mcp11, "chatty", {})
+        assert execute(task_id) == "completed"
+    finally:
+        registry.unregister("test.chatty")
+    assert len(updates) == 2  # the first report and the final one, not 100
+    assert seen == ["1 of 100", "1 of 100", "100 of 100"]
+
+
+def test_non_increasing_progress_is_dropped(mcp11: Mcp, queued: None, settings: Any) -> None:
+    """P-1: ToolContext drops a progress value not above the previous one (for tasks and direct calls)."""
+    from mcp_tools.registry import HandlerKind, registry
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 0}
+    seen: list[str] = []
+
+    def wobbly(ctx: Any) -> str:
+        for value, message in ((2, "two"), (1, "one"), (2, "two again"), (3, "three")):
+            ctx.report_progress(value, 10, message)
+            seen.append(McpTask.objects.get(tool_name="wobbly").status_message)
+        return "done"
+
+    registry.register(HandlerKind("test.wobbly", wobbly, label="Wobbly"))
+    try:
+        _tool("wobbly", "test.wobbly", "optional")
+        assert execute(_create(mcp11, "wobbly", {})) == "completed"
+    finally:
+        registry.unregister("test.wobbly")
+    assert seen == ["two", "two", "two", "three"]
+
+
 def test_a_running_handler_sees_the_cancellation_and_stops(mcp11: Mcp, queued: None, settings: Any) -> None:
     """T11-13: ctx.cancelled() turns True once the row is cancelled, and the handler stops early."""
     from mcp_tools.registry import HandlerKind, registry
@@ -423,6 +456,29 @@ def test_a_running_handler_sees_the_cancellation_and_stops(mcp11: Mcp, queued: N
     row = McpTask.objects.get(pk=ctx_task_id[0])
     assert row.status == "cancelled"
     assert row.result is None
+
+
+def test_task_cancel_flag_reads_the_row_throttled_and_sticky(
+    mcp11: Mcp, queued: None, settings: Any, django_assert_num_queries: Any
+) -> None:
+    """A task's ctx.cancelled reads its row at most every CANCEL_POLL_SECONDS; once cancelled it stays so."""
+    from mcp_tools.task_service import TaskCancelFlag
+
+    task_id = _create(mcp11, "build_report", {"steps": 1})
+    flag = TaskCancelFlag(task_id)
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 0}
+    with django_assert_num_queries(1):
+        assert flag() is False
+    assert McpTask.objects.move(task_id, wire.CANCELLED)
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 3600}
+    with django_assert_num_queries(0):
+        assert flag() is False  # read less than CANCEL_POLL_SECONDS ago
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 0}
+    assert flag() is True
+    with django_assert_num_queries(0):
+        assert flag() is True  # sticky
+    McpTask.objects.filter(pk=task_id).delete()
+    assert TaskCancelFlag(task_id)() is True  # a purged row counts as cancelled
 
 
 # --------------------------------------------------------------------------- 2026-07-28 extension
