@@ -137,11 +137,6 @@ def _start_export(client: Raw, steps: int, *, running: bool = False) -> str:
 # --------------------------------------------------------------------------- Python SDK, 2025-11-25
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _send_unchecked(session: Any, request: Any) -> dict[str, Any]:
     """SDK 2.3.0 types CreateTaskResult but validates every tools/call answer as a CallToolResult,
     so a task-augmented call goes through the session's own dispatcher without that check."""

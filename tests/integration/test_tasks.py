@@ -631,3 +631,25 @@ def test_tasks_result_on_a_working_task_answers_still_working_after_the_wait(
     assert message["error"]["code"] == -32603
     assert "still working" in message["error"]["message"]
     assert mcp11.call("tasks/get", {"taskId": task_id})["status"] == "working"
+
+
+def test_a_handler_that_ignores_a_cancel_leaves_the_task_cancelled(mcp11: Mcp, queued: None) -> None:
+    """T11-13: cancelled is terminal; a handler that never looks finishes, its result is dropped."""
+    from mcp_tools.registry import HandlerKind, registry
+
+    task_id: list[str] = []
+
+    def stubborn(ctx: Any) -> str:
+        assert McpTask.objects.move(task_id[0], wire.CANCELLED)  # tasks/cancel during the run
+        return "done anyway"
+
+    registry.register(HandlerKind("test.stubborn", stubborn, label="Stubborn"))
+    try:
+        _tool("stubborn", "test.stubborn", "optional")
+        task_id.append(_create(mcp11, "stubborn", {}))
+        assert execute(task_id[0]) == "cancelled"
+    finally:
+        registry.unregister("test.stubborn")
+    row = McpTask.objects.get(pk=task_id[0])
+    assert row.status == "cancelled"
+    assert row.result is None
