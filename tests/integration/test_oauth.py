@@ -567,6 +567,23 @@ def test_mcp_token_command(client: Any, oauth: None, alice: User) -> None:
         call_command("mcp_token", "--user", "bob", "--scopes", "all", stdout=io.StringIO())
 
 
+def test_mcp_token_grants_only_scopes_the_user_may_get(oauth: None, alice: User) -> None:
+    """The consent page's rule: a scope restricted to a group alice is not in is never granted."""
+    from django.core.management.base import CommandError
+
+    admins = Group.objects.create(name="admins")
+    Scope.objects.get(name="admin:tools").groups.add(admins)
+    out = io.StringIO()
+    call_command("mcp_token", "--user", "alice", "--scopes", "all", stdout=out)
+    assert AccessToken.objects.get(token=out.getvalue().strip().splitlines()[-1]).scope == "notes:read notes:write"
+    with pytest.raises(CommandError, match="not allowed for alice: admin:tools$"):
+        call_command("mcp_token", "--user", "alice", "--scopes", "notes:read admin:tools", stdout=io.StringIO())
+    alice.groups.add(admins)
+    out = io.StringIO()
+    call_command("mcp_token", "--user", "alice", "--scopes", "notes:read admin:tools", stdout=out)
+    assert AccessToken.objects.get(token=out.getvalue().strip().splitlines()[-1]).scope == "admin:tools notes:read"
+
+
 # --------------------------------------------------------------------------- rate limits and audit
 
 
