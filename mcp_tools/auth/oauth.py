@@ -2,8 +2,9 @@
 
 Both read the token from ``Authorization: Bearer`` only (A-9), check that it was issued for
 ``MCP_TOOLS["RESOURCE_URL"]`` (A-6, RFC 8707; never compared with the request URL), and
-answer failures with the RFC 6750 / RFC 9728 challenge (A-2..A-5). ``Principal.scopes`` is
-the token's active scopes expanded with the scopes they imply.
+answer failures with the RFC 6750 / RFC 9728 challenge (A-2..A-5). They put the token's
+scopes on ``Principal.granted`` and leave ``scopes`` unset: the request expands them once,
+against the catalog it uses (``Catalog.scoped``: active scopes plus those they imply).
 """
 
 from __future__ import annotations
@@ -130,16 +131,10 @@ def bearer_token(request: HttpRequest) -> str:
 
 
 class OAuthBackend(BaseAuthBackend):
-    """Shared parts: scope expansion through the catalog, and step-up for tools/call."""
-
-    def expand(self, granted: set[str] | frozenset[str]) -> frozenset[str]:
-        from ..catalog import get_catalog
-
-        return get_catalog().scopes.expand(frozenset(granted))
+    """Shared parts: principals carrying the granted scopes, and step-up for tools/call."""
 
     def user_principal(self, user: Any, client_id: str | None, granted: set[str]) -> Principal:
-        scopes = self.expand(granted)
-        return Principal(f"user:{user.pk}", user, client_id, scopes, granted=frozenset(granted))
+        return Principal(f"user:{user.pk}", user, client_id, granted=frozenset(granted))
 
     def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
         """A-5: 403 insufficient_scope when the user could be granted what the tool lacks.
@@ -221,9 +216,7 @@ class DOTBackend(OAuthBackend):
         if user is None:
             if not mcp_settings.ALLOW_CLIENT_CREDENTIALS or client_id is None:
                 raise unauthorized("invalid_token", NOT_VALID)
-            return Principal(
-                key=f"client:{client_id}", client_id=client_id, scopes=self.expand(granted), granted=frozenset(granted)
-            )
+            return Principal(key=f"client:{client_id}", client_id=client_id, granted=frozenset(granted))
         if not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
         return self.user_principal(user, client_id, granted)
@@ -297,9 +290,7 @@ class JWTBackend(OAuthBackend):
         client_id = claims.get("client_id") or claims.get("azp")
         client_id = client_id if isinstance(client_id, str) else None
         if not self.user_field:
-            return Principal(
-                key=f"sub:{subject}", client_id=client_id, scopes=self.expand(granted), granted=frozenset(granted)
-            )
+            return Principal(key=f"sub:{subject}", client_id=client_id, granted=frozenset(granted))
         from django.contrib.auth import get_user_model
 
         user = get_user_model()._default_manager.filter(**{self.user_field: subject}).first()

@@ -328,6 +328,46 @@ def test_scope_changes_bump_the_catalog_and_change_lists(client: Any, oauth: Non
     assert "echo" not in names(mcp)
 
 
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+def test_authenticated_list_reads_the_catalog_version_once(client: Any, oauth: None, alice: User, version: str) -> None:
+    """The token's scopes are expanded against the catalog the request uses: a tools/list is
+    the token, the catalog version (once) and, for a legacy session, the session row."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from mcp_tools.models import CatalogVersion
+
+    mcp = Mcp(client)
+    mcp.default_headers["Authorization"] = f"Bearer {make_token(alice, 'notes:write')}"
+    if version == "2026-07-28":
+        mcp.modern()
+    else:
+        mcp.initialize(version)
+    warm = mcp.call("tools/list")  # the catalog is loaded once per version
+    assert {"build_report", "get_weather"} <= {t["name"] for t in warm["tools"]}  # implied notes:read
+    version_table = CatalogVersion._meta.db_table
+    with CaptureQueriesContext(connection) as ctx:
+        assert mcp.call("tools/list") == warm
+    version_reads = [q["sql"] for q in ctx.captured_queries if version_table in q["sql"]]
+    assert len(version_reads) == 1, ctx.captured_queries
+    assert len(ctx) == (2 if version == "2026-07-28" else 3), ctx.captured_queries
+
+
+def test_granted_scopes_not_yet_expanded_show_nothing(oauth: None) -> None:
+    """A principal whose granted scopes were not expanded (Catalog.scoped) sees no tool, not all."""
+    from mcp_tools.auth import get_auth_backend
+    from mcp_tools.catalog import get_catalog
+    from mcp_tools.types import Principal
+
+    catalog = get_catalog()
+    tool = catalog.get("echo")  # needs no scope
+    assert tool is not None
+    principal = Principal("user:x", granted=frozenset({"notes:read"}))
+    assert not get_auth_backend().can_see(tool, principal)
+    assert get_auth_backend().can_see(tool, catalog.scoped(principal))
+    assert catalog.scoped(principal).scopes == {"notes:read"}
+
+
 def test_filtering_1000_tools_20_scopes_every_page(client: Any, oauth: None, alice: User, settings: Any) -> None:
     """Two tokens over 1,000 tools x 20 scopes: every page is exactly the expected filter."""
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PAGE_SIZE": 37, "RATE_LIMIT": "off"}
