@@ -685,6 +685,18 @@ def test_audit_rows_and_redaction(client: Any, oauth: None, alice: User) -> None
     assert AuditEvent.objects.count() == 2
 
 
+def test_audit_purge_deletes_in_batches(db: None) -> None:
+    from mcp_tools import audit
+
+    old = timezone.now() - timedelta(days=100)
+    AuditEvent.objects.bulk_create(
+        [AuditEvent(principal_key="p", tool_name="echo", outcome="ok", created_at=old) for _ in range(5)]
+        + [AuditEvent(principal_key="p", tool_name="echo", outcome="ok")]
+    )
+    assert audit.purge(days=30, batch_size=2) == 5
+    assert AuditEvent.objects.count() == 1
+
+
 def test_audit_admin_lists_and_filters(admin_client: Any, oauth: None, alice: User) -> None:
     mcp = authed(admin_client, make_token(alice, "notes:read"))
     mcp.call("tools/call", {"name": "echo", "arguments": {"text": "x"}})
