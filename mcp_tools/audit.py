@@ -113,14 +113,3 @@ def purge(days: int | None = None, batch_size: int = 5000) -> int:
     keep = mcp_settings.AUDIT_RETENTION_DAYS if days is None else days
     cutoff = timezone.now() - timedelta(days=keep)
     return delete_in_batches(AuditEvent.objects.filter(created_at__lt=cutoff), batch_size)
-
-
-try:  # The Celery beat entry (see README); Celery stays optional.
-    from celery import shared_task
-except ImportError:  # pragma: no cover
-    pass
-else:
-
-    @shared_task(name="mcp_tools.purge_audit_events", ignore_result=True)  # type: ignore[untyped-decorator]
-    def purge_audit_events() -> int:
-        return purge()

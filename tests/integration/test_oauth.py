@@ -697,6 +697,18 @@ def test_audit_purge_deletes_in_batches(db: None) -> None:
     assert AuditEvent.objects.count() == 1
 
 
+def test_audit_purge_beat_task(db: None) -> None:
+    """The Celery task the README's beat schedule names lives in mcp_tools.tasks (autodiscovered)."""
+    from mcp_tools.tasks import purge_audit_events
+
+    assert purge_audit_events.name == "mcp_tools.purge_audit_events"
+    AuditEvent.objects.create(
+        principal_key="p", tool_name="echo", outcome="ok", created_at=timezone.now() - timedelta(days=100)
+    )
+    assert purge_audit_events() == 1
+    assert not AuditEvent.objects.exists()
+
+
 def test_audit_admin_lists_and_filters(admin_client: Any, oauth: None, alice: User) -> None:
     mcp = authed(admin_client, make_token(alice, "notes:read"))
     mcp.call("tools/call", {"name": "echo", "arguments": {"text": "x"}})
