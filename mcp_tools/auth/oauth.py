@@ -114,9 +114,7 @@ def unauthorized(error: str | None, description: str) -> AuthFailure:
 def bearer_token(request: HttpRequest) -> str:
     """A-9: the token comes from the Authorization header only."""
     if "access_token" in request.GET:
-        failure = unauthorized("invalid_request", "Send the access token in the Authorization header")
-        failure.status = 400
-        raise failure
+        raise challenge(400, "invalid_request", "Send the access token in the Authorization header", _default_scopes())
     header = request.headers.get("authorization")
     if not header:
         raise unauthorized(None, "Authentication required")
@@ -131,10 +129,7 @@ def bearer_token(request: HttpRequest) -> str:
 
 
 class OAuthBackend(BaseAuthBackend):
-    """Shared parts: principals carrying the granted scopes, and step-up for tools/call."""
-
-    def user_principal(self, user: Any, client_id: str | None, granted: set[str]) -> Principal:
-        return Principal(f"user:{user.pk}", user, client_id, granted=frozenset(granted))
+    """Shared parts: step-up for tools/call."""
 
     def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
         """A-5: 403 insufficient_scope when the user could be granted what the tool lacks.
@@ -151,6 +146,11 @@ class OAuthBackend(BaseAuthBackend):
         needed = sorted(tool.required_scopes | (principal.granted or frozenset()))
         description = f"Tool '{tool.name}' requires {' '.join(sorted(tool.required_scopes))}"
         return challenge(403, "insufficient_scope", description, needed)
+
+
+def token_principal(key: str, client_id: str | None, granted: set[str], user: Any = None) -> Principal:
+    """The caller of a token, with its scopes as granted (``Catalog.scoped`` expands them)."""
+    return Principal(key, user, client_id, granted=frozenset(granted))
 
 
 def entitled(user: Any, names: list[str]) -> list[str]:
@@ -216,10 +216,10 @@ class DOTBackend(OAuthBackend):
         if user is None:
             if not mcp_settings.ALLOW_CLIENT_CREDENTIALS or client_id is None:
                 raise unauthorized("invalid_token", NOT_VALID)
-            return Principal(key=f"client:{client_id}", client_id=client_id, granted=frozenset(granted))
+            return token_principal(f"client:{client_id}", client_id, granted)
         if not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
-        return self.user_principal(user, client_id, granted)
+        return token_principal(f"user:{user.pk}", client_id, granted, user)
 
 
 # --------------------------------------------------------------------------- JWT
@@ -290,13 +290,13 @@ class JWTBackend(OAuthBackend):
         client_id = claims.get("client_id") or claims.get("azp")
         client_id = client_id if isinstance(client_id, str) else None
         if not self.user_field:
-            return Principal(key=f"sub:{subject}", client_id=client_id, granted=frozenset(granted))
+            return token_principal(f"sub:{subject}", client_id, granted)
         from django.contrib.auth import get_user_model
 
         user = get_user_model()._default_manager.filter(**{self.user_field: subject}).first()
         if user is None or not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
-        return self.user_principal(user, client_id, granted)
+        return token_principal(f"user:{user.pk}", client_id, granted, user)
 
 
 def _claim_scopes(value: Any) -> set[str]:
