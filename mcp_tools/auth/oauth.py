@@ -155,21 +155,18 @@ def token_principal(key: str, client_id: str | None, granted: set[str], user: An
 
 def entitled(user: Any, names: list[str]) -> list[str]:
     """The scopes among ``names`` that ``user`` may be granted: active, and not restricted to
-    groups the user is not in. Used by the consent page and by step-up."""
+    groups the user is not in. Used by the consent page, step-up and mcp_token (one query)."""
+    from django.db.models import Q
+
     from ..models import Scope
 
     if not names:
         return []
-    group_ids: set[int] | None = None
-    kept = set()
-    for scope in Scope.objects.filter(name__in=names, active=True).prefetch_related("groups"):
-        allowed = {g.pk for g in scope.groups.all()}
-        if allowed:
-            if group_ids is None:
-                group_ids = set(user.groups.values_list("pk", flat=True))
-            if not allowed & group_ids:
-                continue
-        kept.add(scope.name)
+    kept = set(
+        Scope.objects.filter(Q(groups=None) | Q(groups__user=user), name__in=names, active=True)
+        .values_list("name", flat=True)
+        .distinct()
+    )
     return [n for n in names if n in kept]
 
 

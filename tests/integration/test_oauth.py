@@ -307,6 +307,24 @@ def test_a_group_member_gets_the_step_up_for_a_group_restricted_scope(client: An
     assert "notes:read" in scope  # what the token already holds, as granted
 
 
+def test_entitled_is_one_query(alice: User, django_assert_num_queries: Any) -> None:
+    """Active scopes, unrestricted or restricted to a group alice is in (any of several)."""
+    from mcp_tools.auth.oauth import entitled
+
+    admins, staff, others = (Group.objects.create(name=n) for n in ("admins", "staff", "others"))
+    Scope.objects.create(name="open")
+    Scope.objects.create(name="off", active=False)
+    Scope.objects.create(name="two").groups.add(admins, staff)
+    Scope.objects.create(name="theirs").groups.add(others, admins)
+    Scope.objects.create(name="admins_only").groups.add(admins)
+    alice.groups.add(staff, others)
+    wanted = ["two", "missing", "admins_only", "open", "off", "theirs"]
+    with django_assert_num_queries(1):
+        assert entitled(alice, wanted) == ["two", "open", "theirs"]
+    alice.groups.clear()
+    assert entitled(alice, wanted) == ["open"]
+
+
 def test_scope_changes_bump_the_catalog_and_change_lists(client: Any, oauth: None, alice: User) -> None:
     from mcp_tools.models import CatalogVersion
 
