@@ -245,6 +245,29 @@ def test_token_in_query_string_is_refused(client: Any, oauth: None, alice: User)
     assert auth_params(response["WWW-Authenticate"])["error"] == "invalid_request"
 
 
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+def test_a_session_does_not_stand_in_for_the_token(client: Any, oauth: None, alice: User, version: str) -> None:
+    """A-9: every request carries the token, sessions notwithstanding: a request on an existing
+    session without it is 401 with the challenge (POST, GET stream, DELETE)."""
+    mcp = Mcp(client)
+    mcp.default_headers["Authorization"] = f"Bearer {make_token(alice, 'notes:read')}"
+    mcp.initialize(version)
+    assert "get_weather" in names(mcp)
+    token = mcp.default_headers.pop("Authorization")
+    response, _ = mcp.post({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {}}, validate=False)
+    session = {"Mcp-Session-Id": mcp.session_id or "", "MCP-Protocol-Version": mcp.version or ""}
+    stream = client.get("/mcp", headers={**session, "Accept": "text/event-stream"})
+    delete = client.delete("/mcp", headers=session)
+    for refused in (response, stream, delete):
+        assert refused.status_code == 401
+        assert auth_params(refused["WWW-Authenticate"]) == {
+            "resource_metadata": PRM_URL,
+            "scope": "admin:tools notes:read notes:write",
+        }
+    mcp.default_headers["Authorization"] = token  # the session is still there, with the token
+    assert "get_weather" in names(mcp)
+
+
 def test_uppercase_resource_variant_is_accepted(client: Any, oauth: None, alice: User) -> None:
     """A-8: scheme/host case and a trailing slash do not change the audience."""
     token = make_token(alice, "notes:read", resource=["HTTP://TestServer/mcp/"])
