@@ -108,23 +108,8 @@ def _insert(values: dict[str, Any]) -> None:
 def purge(days: int | None = None, batch_size: int = 5000) -> int:
     """Delete audit events older than ``days`` (default AUDIT_RETENTION_DAYS), in batches."""
     from .models import AuditEvent
+    from .querysets import delete_in_batches
 
     keep = mcp_settings.AUDIT_RETENTION_DAYS if days is None else days
     cutoff = timezone.now() - timedelta(days=keep)
-    total = 0
-    while True:
-        pks = list(AuditEvent.objects.filter(created_at__lt=cutoff).values_list("pk", flat=True)[:batch_size])
-        if not pks:
-            return total
-        total += AuditEvent.objects.filter(pk__in=pks).delete()[0]
-
-
-try:  # The Celery beat entry (see README); Celery stays optional.
-    from celery import shared_task
-except ImportError:  # pragma: no cover
-    pass
-else:
-
-    @shared_task(name="mcp_tools.purge_audit_events", ignore_result=True)  # type: ignore[untyped-decorator]
-    def purge_audit_events() -> int:
-        return purge()
+    return delete_in_batches(AuditEvent.objects.filter(created_at__lt=cutoff), batch_size)

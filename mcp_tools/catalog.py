@@ -9,6 +9,7 @@ revision, scope set, position).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
@@ -124,6 +125,17 @@ class Catalog:
 
     def get(self, name: str) -> CompiledTool | None:
         return self.by_name.get(name)
+
+    def scoped(self, principal: Principal) -> Principal:
+        """``principal`` with the scopes its token was granted expanded under this version.
+
+        OAuth backends set only ``granted``: whoever reads the catalog for a request expands
+        it here, so a request reads the catalog version once.
+        """
+        if principal.granted is None:
+            return principal
+        scopes = self.scopes.expand(principal.granted)
+        return principal if scopes == principal.scopes else dataclasses.replace(principal, scopes=scopes)
 
     def _view(self, principal: Principal, visible: VisibilityCheck) -> _View:
         """What one scope set sees, computed once per catalog version."""

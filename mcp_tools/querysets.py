@@ -26,6 +26,17 @@ class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]
 _M = TypeVar("_M", bound=models.Model)
 
 
+def delete_in_batches(rows: models.QuerySet[Any], batch_size: int) -> int:
+    """Delete ``rows`` ``batch_size`` at a time so a large backlog never holds one long lock;
+    returns the number of rows deleted."""
+    total = 0
+    while True:
+        pks = list(rows.values_list("pk", flat=True)[:batch_size])
+        if not pks:
+            return total
+        total += rows.model._default_manager.filter(pk__in=pks).delete()[0]
+
+
 class ExpiringQuerySet(models.QuerySet[_M]):
     """Rows with an ``expires_at``: what has expired, deleted in batches."""
 
@@ -34,12 +45,7 @@ class ExpiringQuerySet(models.QuerySet[_M]):
 
     def delete_expired(self, batch_size: int = 1000) -> int:
         """Delete expired rows in batches so a large backlog never holds one long lock."""
-        total = 0
-        while True:
-            pks = list(self.expired().values_list("pk", flat=True)[:batch_size])
-            if not pks:
-                return total
-            total += self.model._default_manager.filter(pk__in=pks).delete()[0]
+        return delete_in_batches(self.expired(), batch_size)
 
 
 class SessionQuerySet(ExpiringQuerySet["McpSession"]):  # type: ignore[name-defined]

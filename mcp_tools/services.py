@@ -22,7 +22,7 @@ from django.utils import timezone
 from . import __version__, audit, ratelimit, task_service
 from .auth import AuthFailure, get_auth_backend
 from .cancel import CancelFlag as CancelFlag  # re-exported: the view builds them
-from .catalog import CompiledTool, get_catalog
+from .catalog import Catalog, CompiledTool, get_catalog
 from .conf import mcp_settings
 from .exceptions import ToolCancelled, ToolError
 from .models import McpSession
@@ -112,7 +112,7 @@ def capabilities(rev: Revision, asgi: bool) -> dict[str, Any]:
 def tools_fingerprint(principal: Principal) -> tuple[str, int]:
     """What ``principal`` sees now, as (fingerprint, catalog version)."""
     catalog = get_catalog()
-    return catalog.fingerprint(principal, get_auth_backend().can_see), catalog.version
+    return catalog.fingerprint(catalog.scoped(principal), get_auth_backend().can_see), catalog.version
 
 
 def modern_meta() -> dict[str, Any]:
@@ -302,9 +302,10 @@ def _list_tools(req: Request, ex: Exchange) -> bytes:
             result["_meta"] = modern_meta()
         return orjson.dumps(result)
 
-    body = get_catalog().page(
+    catalog = get_catalog()
+    body = catalog.page(
         rev,
-        ex.principal,
+        catalog.scoped(ex.principal),
         backend.can_see,
         after,
         mcp_settings.PAGE_SIZE,
@@ -317,11 +318,11 @@ def _list_tools(req: Request, ex: Exchange) -> bytes:
 # --------------------------------------------------------------------------- tools/call
 
 
-def find_tool(name: Any, principal: Principal) -> CompiledTool:
+def find_tool(name: Any, principal: Principal, catalog: Catalog) -> CompiledTool:
     if not isinstance(name, str):
         raise e.invalid_params("tools/call needs params.name (a string)")
     backend = get_auth_backend()
-    tool = get_catalog().get(name)
+    tool = catalog.get(name)
     if tool is not None and not backend.can_see(tool, principal):
         # A-5 step-up: a tool the user could be granted gets 403 insufficient_scope.
         failure = backend.step_up(tool, principal)
@@ -373,7 +374,9 @@ def _call_tool(req: Request, ex: Exchange) -> bytes | None:
 
 def _call_tool_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | None:
     params = req.params
-    tool = find_tool(params.get("name"), ex.principal)
+    catalog = get_catalog()
+    ex.principal = catalog.scoped(ex.principal)  # handlers and tasks get the expanded scopes
+    tool = find_tool(params.get("name"), ex.principal, catalog)
     note["tool"] = tool
     arguments = params.get("arguments")
     if arguments is None:

@@ -2,7 +2,8 @@
 
 ``run_task`` acknowledges late and is rejected (requeued) when its worker dies, so a killed
 worker does not lose the call: the next delivery retries it or ends it failed, per
-``MCP_TOOLS["TASK_WORKER_LOST"]``. Schedule ``purge_expired_tasks`` with Celery beat.
+``MCP_TOOLS["TASK_WORKER_LOST"]``. Schedule ``purge_expired_tasks`` and
+``purge_audit_events`` with Celery beat.
 """
 
 from __future__ import annotations
@@ -26,3 +27,10 @@ def purge_expired_tasks() -> int:
     from .task_models import McpTask
 
     return McpTask.objects.delete_expired(batch_size=int(mcp_settings.TASK_PURGE_BATCH))
+
+
+@shared_task(name="mcp_tools.purge_audit_events", ignore_result=True)  # type: ignore[untyped-decorator]
+def purge_audit_events() -> int:
+    from .audit import purge
+
+    return purge()

@@ -28,7 +28,9 @@ ContentBlock = dict[str, Any]
 class Principal:
     """Who is calling: the key binds sessions, tasks and handles to their owner.
 
-    ``scopes`` is ``None`` when the backend does not restrict by scope.
+    ``scopes`` is ``None`` when the backend does not restrict by scope. OAuth backends set
+    only ``granted``; ``Catalog.scoped`` expands it into ``scopes`` with the implications of
+    the catalog version the request uses.
     """
 
     key: str

@@ -44,7 +44,8 @@ class BaseAuthBackend:
 
     def can_see(self, tool: CompiledTool, principal: Principal) -> bool:
         if principal.scopes is None:
-            return True
+            # Granted scopes not yet expanded (Catalog.scoped): show nothing rather than all.
+            return principal.granted is None
         return tool.required_scopes <= principal.scopes
 
     def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:

@@ -2,8 +2,9 @@
 
 Both read the token from ``Authorization: Bearer`` only (A-9), check that it was issued for
 ``MCP_TOOLS["RESOURCE_URL"]`` (A-6, RFC 8707; never compared with the request URL), and
-answer failures with the RFC 6750 / RFC 9728 challenge (A-2..A-5). ``Principal.scopes`` is
-the token's active scopes expanded with the scopes they imply.
+answer failures with the RFC 6750 / RFC 9728 challenge (A-2..A-5). They put the token's
+scopes on ``Principal.granted`` and leave ``scopes`` unset: the request expands them once,
+against the catalog it uses (``Catalog.scoped``: active scopes plus those they imply).
 """
 
 from __future__ import annotations
@@ -113,9 +114,7 @@ def unauthorized(error: str | None, description: str) -> AuthFailure:
 def bearer_token(request: HttpRequest) -> str:
     """A-9: the token comes from the Authorization header only."""
     if "access_token" in request.GET:
-        failure = unauthorized("invalid_request", "Send the access token in the Authorization header")
-        failure.status = 400
-        raise failure
+        raise challenge(400, "invalid_request", "Send the access token in the Authorization header", _default_scopes())
     header = request.headers.get("authorization")
     if not header:
         raise unauthorized(None, "Authentication required")
@@ -130,16 +129,7 @@ def bearer_token(request: HttpRequest) -> str:
 
 
 class OAuthBackend(BaseAuthBackend):
-    """Shared parts: scope expansion through the catalog, and step-up for tools/call."""
-
-    def expand(self, granted: set[str] | frozenset[str]) -> frozenset[str]:
-        from ..catalog import get_catalog
-
-        return get_catalog().scopes.expand(frozenset(granted))
-
-    def user_principal(self, user: Any, client_id: str | None, granted: set[str]) -> Principal:
-        scopes = self.expand(granted)
-        return Principal(f"user:{user.pk}", user, client_id, scopes, granted=frozenset(granted))
+    """Shared parts: step-up for tools/call."""
 
     def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
         """A-5: 403 insufficient_scope when the user could be granted what the tool lacks.
@@ -158,23 +148,25 @@ class OAuthBackend(BaseAuthBackend):
         return challenge(403, "insufficient_scope", description, needed)
 
 
+def token_principal(key: str, client_id: str | None, granted: set[str], user: Any = None) -> Principal:
+    """The caller of a token, with its scopes as granted (``Catalog.scoped`` expands them)."""
+    return Principal(key, user, client_id, granted=frozenset(granted))
+
+
 def entitled(user: Any, names: list[str]) -> list[str]:
     """The scopes among ``names`` that ``user`` may be granted: active, and not restricted to
-    groups the user is not in. Used by the consent page and by step-up."""
+    groups the user is not in. Used by the consent page, step-up and mcp_token (one query)."""
+    from django.db.models import Q
+
     from ..models import Scope
 
     if not names:
         return []
-    group_ids: set[int] | None = None
-    kept = set()
-    for scope in Scope.objects.filter(name__in=names, active=True).prefetch_related("groups"):
-        allowed = {g.pk for g in scope.groups.all()}
-        if allowed:
-            if group_ids is None:
-                group_ids = set(user.groups.values_list("pk", flat=True))
-            if not allowed & group_ids:
-                continue
-        kept.add(scope.name)
+    kept = set(
+        Scope.objects.filter(Q(groups=None) | Q(groups__user=user), name__in=names, active=True)
+        .values_list("name", flat=True)
+        .distinct()
+    )
     return [n for n in names if n in kept]
 
 
@@ -221,12 +213,10 @@ class DOTBackend(OAuthBackend):
         if user is None:
             if not mcp_settings.ALLOW_CLIENT_CREDENTIALS or client_id is None:
                 raise unauthorized("invalid_token", NOT_VALID)
-            return Principal(
-                key=f"client:{client_id}", client_id=client_id, scopes=self.expand(granted), granted=frozenset(granted)
-            )
+            return token_principal(f"client:{client_id}", client_id, granted)
         if not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
-        return self.user_principal(user, client_id, granted)
+        return token_principal(f"user:{user.pk}", client_id, granted, user)
 
 
 # --------------------------------------------------------------------------- JWT
@@ -297,15 +287,13 @@ class JWTBackend(OAuthBackend):
         client_id = claims.get("client_id") or claims.get("azp")
         client_id = client_id if isinstance(client_id, str) else None
         if not self.user_field:
-            return Principal(
-                key=f"sub:{subject}", client_id=client_id, scopes=self.expand(granted), granted=frozenset(granted)
-            )
+            return token_principal(f"sub:{subject}", client_id, granted)
         from django.contrib.auth import get_user_model
 
         user = get_user_model()._default_manager.filter(**{self.user_field: subject}).first()
         if user is None or not user.is_active:
             raise unauthorized("invalid_token", NOT_VALID)
-        return self.user_principal(user, client_id, granted)
+        return token_principal(f"user:{user.pk}", client_id, granted, user)
 
 
 def _claim_scopes(value: Any) -> set[str]:

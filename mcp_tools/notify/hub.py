@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import os
 import signal
@@ -57,12 +56,9 @@ class Listener:
         if catalog.version == self.version:
             return
         self.version = catalog.version
-        if self.principal.granted is not None:
-            # The scopes a token holds are what it was granted, expanded with the implications
-            # of *this* catalog version: a changed implication can show or hide tools.
-            scopes = catalog.scopes.expand(self.principal.granted)
-            if scopes != self.principal.scopes:
-                self.principal = dataclasses.replace(self.principal, scopes=scopes)
+        # A token's scopes are what it was granted, expanded with the implications of *this*
+        # catalog version: a changed implication can show or hide tools.
+        self.principal = catalog.scoped(self.principal)
         fingerprint = catalog.fingerprint(self.principal, visible)
         if fingerprint != self.fingerprint:
             self.fingerprint = fingerprint

@@ -14,7 +14,6 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth.models import User
 
-from mcp_tools.auth import base as auth_base
 from mcp_tools.models import AuditEvent
 from tests.integration.test_oauth import auth_params
 from tests.mcp_client import Mcp, modern_meta
@@ -67,15 +66,12 @@ def jwks_url(keys: tuple[Any, Any]) -> Iterator[str]:
 
 
 @pytest.fixture
-def jwt_auth(settings: Any, jwks_url: str, demo_tools: None) -> Iterator[None]:
+def jwt_auth(settings: Any, jwks_url: str, demo_tools: None) -> None:
     settings.MCP_TOOLS = {
         **settings.MCP_TOOLS,
         "AUTH_BACKEND": "mcp_tools.auth.JWTBackend",
         "JWT": {"issuer": ISSUER, "jwks_uri": jwks_url, "user_field": "username"},
     }
-    auth_base._instantiate.cache_clear()
-    yield
-    auth_base._instantiate.cache_clear()
 
 
 def sign(key: Any, kid: str = "k1", **claims: Any) -> str:
@@ -155,7 +151,6 @@ def test_a_key_removed_from_the_jwks_is_refused_after_the_cache_lifespan(
         "AUTH_BACKEND": "mcp_tools.auth.JWTBackend",
         "JWT": {"issuer": ISSUER, "jwks_uri": jwks_url, "user_field": "username", "jwks_cache_seconds": 1},
     }
-    auth_base._instantiate.cache_clear()
     try:
         old = sign(keys[0], kid="k1", scope="notes:read")
         assert call(client, old)[0].status_code == 200
@@ -165,4 +160,3 @@ def test_a_key_removed_from_the_jwks_is_refused_after_the_cache_lifespan(
         assert call(client, sign(keys[1], kid="k2", scope="notes:read"))[0].status_code == 200
     finally:
         JWKS["keys"] = [jwk_of(keys[0], "k1")]
-        auth_base._instantiate.cache_clear()

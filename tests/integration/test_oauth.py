@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.cache import cache
 from django.core.management import call_command
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application
@@ -244,6 +245,29 @@ def test_token_in_query_string_is_refused(client: Any, oauth: None, alice: User)
     assert auth_params(response["WWW-Authenticate"])["error"] == "invalid_request"
 
 
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+def test_a_session_does_not_stand_in_for_the_token(client: Any, oauth: None, alice: User, version: str) -> None:
+    """A-9: every request carries the token, sessions notwithstanding: a request on an existing
+    session without it is 401 with the challenge (POST, GET stream, DELETE)."""
+    mcp = Mcp(client)
+    mcp.default_headers["Authorization"] = f"Bearer {make_token(alice, 'notes:read')}"
+    mcp.initialize(version)
+    assert "get_weather" in names(mcp)
+    token = mcp.default_headers.pop("Authorization")
+    response, _ = mcp.post({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {}}, validate=False)
+    session = {"Mcp-Session-Id": mcp.session_id or "", "MCP-Protocol-Version": mcp.version or ""}
+    stream = client.get("/mcp", headers={**session, "Accept": "text/event-stream"})
+    delete = client.delete("/mcp", headers=session)
+    for refused in (response, stream, delete):
+        assert refused.status_code == 401
+        assert auth_params(refused["WWW-Authenticate"]) == {
+            "resource_metadata": PRM_URL,
+            "scope": "admin:tools notes:read notes:write",
+        }
+    mcp.default_headers["Authorization"] = token  # the session is still there, with the token
+    assert "get_weather" in names(mcp)
+
+
 def test_uppercase_resource_variant_is_accepted(client: Any, oauth: None, alice: User) -> None:
     """A-8: scheme/host case and a trailing slash do not change the audience."""
     token = make_token(alice, "notes:read", resource=["HTTP://TestServer/mcp/"])
@@ -306,6 +330,24 @@ def test_a_group_member_gets_the_step_up_for_a_group_restricted_scope(client: An
     assert "notes:read" in scope  # what the token already holds, as granted
 
 
+def test_entitled_is_one_query(alice: User, django_assert_num_queries: Any) -> None:
+    """Active scopes, unrestricted or restricted to a group alice is in (any of several)."""
+    from mcp_tools.auth.oauth import entitled
+
+    admins, staff, others = (Group.objects.create(name=n) for n in ("admins", "staff", "others"))
+    Scope.objects.create(name="open")
+    Scope.objects.create(name="off", active=False)
+    Scope.objects.create(name="two").groups.add(admins, staff)
+    Scope.objects.create(name="theirs").groups.add(others, admins)
+    Scope.objects.create(name="admins_only").groups.add(admins)
+    alice.groups.add(staff, others)
+    wanted = ["two", "missing", "admins_only", "open", "off", "theirs"]
+    with django_assert_num_queries(1):
+        assert entitled(alice, wanted) == ["two", "open", "theirs"]
+    alice.groups.clear()
+    assert entitled(alice, wanted) == ["open"]
+
+
 def test_scope_changes_bump_the_catalog_and_change_lists(client: Any, oauth: None, alice: User) -> None:
     from mcp_tools.models import CatalogVersion
 
@@ -325,6 +367,46 @@ def test_scope_changes_bump_the_catalog_and_change_lists(client: Any, oauth: Non
     tool.required_scopes.add(Scope.objects.get(name="admin:tools"))
     assert CatalogVersion.current() > before
     assert "echo" not in names(mcp)
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+def test_authenticated_list_reads_the_catalog_version_once(client: Any, oauth: None, alice: User, version: str) -> None:
+    """The token's scopes are expanded against the catalog the request uses: a tools/list is
+    the token, the catalog version (once) and, for a legacy session, the session row."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from mcp_tools.models import CatalogVersion
+
+    mcp = Mcp(client)
+    mcp.default_headers["Authorization"] = f"Bearer {make_token(alice, 'notes:write')}"
+    if version == "2026-07-28":
+        mcp.modern()
+    else:
+        mcp.initialize(version)
+    warm = mcp.call("tools/list")  # the catalog is loaded once per version
+    assert {"build_report", "get_weather"} <= {t["name"] for t in warm["tools"]}  # implied notes:read
+    version_table = CatalogVersion._meta.db_table
+    with CaptureQueriesContext(connection) as ctx:
+        assert mcp.call("tools/list") == warm
+    version_reads = [q["sql"] for q in ctx.captured_queries if version_table in q["sql"]]
+    assert len(version_reads) == 1, ctx.captured_queries
+    assert len(ctx) == (2 if version == "2026-07-28" else 3), ctx.captured_queries
+
+
+def test_granted_scopes_not_yet_expanded_show_nothing(oauth: None) -> None:
+    """A principal whose granted scopes were not expanded (Catalog.scoped) sees no tool, not all."""
+    from mcp_tools.auth import get_auth_backend
+    from mcp_tools.catalog import get_catalog
+    from mcp_tools.types import Principal
+
+    catalog = get_catalog()
+    tool = catalog.get("echo")  # needs no scope
+    assert tool is not None
+    principal = Principal("user:x", granted=frozenset({"notes:read"}))
+    assert not get_auth_backend().can_see(tool, principal)
+    assert get_auth_backend().can_see(tool, catalog.scoped(principal))
+    assert catalog.scoped(principal).scopes == {"notes:read"}
 
 
 def test_filtering_1000_tools_20_scopes_every_page(client: Any, oauth: None, alice: User, settings: Any) -> None:
@@ -536,9 +618,11 @@ def test_dcr_policy(client: Any, oauth: None, settings: Any) -> None:
     )
     assert both.status_code == 201, both.content
     assert "client_credentials" not in both.json()["grant_types"]
+    # The registrations above counted too (same IP, same window): start a fresh window.
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "REGISTRATION_RATE_LIMIT": "2/h"}
+    cache.clear()
     codes = [register({"redirect_uris": ["http://127.0.0.1/cb"]}).status_code for _ in range(4)]
-    assert codes[-1] == 429
+    assert codes == [201, 201, 429, 429]
 
 
 # --------------------------------------------------------------------------- mcp_token
@@ -565,6 +649,23 @@ def test_mcp_token_command(client: Any, oauth: None, alice: User) -> None:
         call_command("mcp_token", "--user", "alice", "--scopes", "nope", stdout=io.StringIO())
     with pytest.raises(CommandError, match="No active user"):
         call_command("mcp_token", "--user", "bob", "--scopes", "all", stdout=io.StringIO())
+
+
+def test_mcp_token_grants_only_scopes_the_user_may_get(oauth: None, alice: User) -> None:
+    """The consent page's rule: a scope restricted to a group alice is not in is never granted."""
+    from django.core.management.base import CommandError
+
+    admins = Group.objects.create(name="admins")
+    Scope.objects.get(name="admin:tools").groups.add(admins)
+    out = io.StringIO()
+    call_command("mcp_token", "--user", "alice", "--scopes", "all", stdout=out)
+    assert AccessToken.objects.get(token=out.getvalue().strip().splitlines()[-1]).scope == "notes:read notes:write"
+    with pytest.raises(CommandError, match="not allowed for alice: admin:tools$"):
+        call_command("mcp_token", "--user", "alice", "--scopes", "notes:read admin:tools", stdout=io.StringIO())
+    alice.groups.add(admins)
+    out = io.StringIO()
+    call_command("mcp_token", "--user", "alice", "--scopes", "notes:read admin:tools", stdout=out)
+    assert AccessToken.objects.get(token=out.getvalue().strip().splitlines()[-1]).scope == "admin:tools notes:read"
 
 
 # --------------------------------------------------------------------------- rate limits and audit
@@ -623,6 +724,30 @@ def test_audit_rows_and_redaction(client: Any, oauth: None, alice: User) -> None
     call_command("mcp_purge_audit", stdout=out)
     assert "Deleted 1" in out.getvalue()
     assert AuditEvent.objects.count() == 2
+
+
+def test_audit_purge_deletes_in_batches(db: None) -> None:
+    from mcp_tools import audit
+
+    old = timezone.now() - timedelta(days=100)
+    AuditEvent.objects.bulk_create(
+        [AuditEvent(principal_key="p", tool_name="echo", outcome="ok", created_at=old) for _ in range(5)]
+        + [AuditEvent(principal_key="p", tool_name="echo", outcome="ok")]
+    )
+    assert audit.purge(days=30, batch_size=2) == 5
+    assert AuditEvent.objects.count() == 1
+
+
+def test_audit_purge_beat_task(db: None) -> None:
+    """The Celery task the README's beat schedule names lives in mcp_tools.tasks (autodiscovered)."""
+    from mcp_tools.tasks import purge_audit_events
+
+    assert purge_audit_events.name == "mcp_tools.purge_audit_events"
+    AuditEvent.objects.create(
+        principal_key="p", tool_name="echo", outcome="ok", created_at=timezone.now() - timedelta(days=100)
+    )
+    assert purge_audit_events() == 1
+    assert not AuditEvent.objects.exists()
 
 
 def test_audit_admin_lists_and_filters(admin_client: Any, oauth: None, alice: User) -> None:

@@ -28,7 +28,7 @@ class Command(BaseCommand):
         except ImportError as exc:  # pragma: no cover
             raise CommandError("mcp_token needs django-oauth-toolkit (pip install django-mcp-tools[oauth])") from exc
 
-        from ...auth.oauth import resource_url
+        from ...auth.oauth import entitled, resource_url
         from ...models import Scope
 
         if expires <= 0:
@@ -36,14 +36,16 @@ class Command(BaseCommand):
         owner = get_user_model()._default_manager.filter(**{get_user_model().USERNAME_FIELD: user}).first()
         if owner is None or not owner.is_active:
             raise CommandError(f"No active user {user!r}")
-        active = set(Scope.objects.filter(active=True).values_list("name", flat=True))
+        # The same rule as the consent page and step-up: active, and not restricted to groups
+        # the user is not in.
         if scopes.strip() == "all":
-            names = sorted(active)
+            names = entitled(owner, sorted(Scope.objects.filter(active=True).values_list("name", flat=True)))
         else:
-            names = sorted(set(scopes.split()))
-            unknown = [n for n in names if n not in active]
-            if unknown:
-                raise CommandError(f"Unknown or inactive scope(s): {', '.join(unknown)}")
+            requested = sorted(set(scopes.split()))
+            names = entitled(owner, requested)
+            refused = [n for n in requested if n not in names]
+            if refused:
+                raise CommandError(f"Unknown, inactive or not allowed for {user}: {', '.join(refused)}")
         Application = get_application_model()
         app = Application.objects.filter(name=CLI_APP_NAME).first()
         if app is None:
