@@ -31,6 +31,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy mcp_tools project
+	$(VENV)/bin/lint-imports  # the layers of ARCHITECTURE.md, written as contracts in .importlinter
 
 bench: install
 	$(PY) bench/run.py

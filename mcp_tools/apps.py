@@ -10,9 +10,11 @@ class McpToolsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks, signals
+        from . import checks, notify
+        from .models import receivers
         from .registry import autodiscover
 
         checks.register()
-        signals.connect()
+        receivers.connect()  # relation changes and deletions move the catalog version
+        notify.connect()  # ...and each move is published to listeners after commit
         autodiscover()

@@ -108,7 +108,7 @@ def _insert(values: dict[str, Any]) -> None:
 def purge(days: int | None = None, batch_size: int = 5000) -> int:
     """Delete audit events older than ``days`` (default AUDIT_RETENTION_DAYS), in batches."""
     from .models import AuditEvent
-    from .querysets import delete_in_batches
+    from .models.querysets import delete_in_batches
 
     keep = mcp_settings.AUDIT_RETENTION_DAYS if days is None else days
     cutoff = timezone.now() - timedelta(days=keep)

@@ -244,27 +244,6 @@ def _sensitive(row: dict[str, Any]) -> frozenset[str]:
     return frozenset(names)
 
 
-TOOL_FIELDS = (
-    "pk",
-    "name",
-    "title",
-    "description",
-    "input_schema",
-    "output_schema",
-    "annotation_title",
-    "read_only_hint",
-    "destructive_hint",
-    "idempotent_hint",
-    "open_world_hint",
-    "icons",
-    "task_support",
-    "handler_key",
-    "handler_config",
-    "version",
-    "rate_limit",
-    "sensitive_arguments",
-)
-
 _current: Catalog | None = None
 _build_lock = threading.Lock()
 
@@ -272,7 +251,7 @@ _build_lock = threading.Lock()
 def get_catalog() -> Catalog:
     """The catalog of the current version: one query, plus one more when the version moved."""
     global _current
-    from .models import CatalogVersion, Scope, Tool
+    from .models import BINDING_FIELDS, WIRE_FIELDS, CatalogVersion, Scope, Tool
 
     version = CatalogVersion.current()
     catalog = _current
@@ -282,7 +261,7 @@ def get_catalog() -> Catalog:
         catalog = _current
         if catalog is not None and catalog.version == version:
             return catalog
-        rows = list(Tool.objects.enabled().order_by().values(*TOOL_FIELDS))
+        rows = list(Tool.objects.enabled().order_by().values("pk", "version", *WIRE_FIELDS, *BINDING_FIELDS))
         # A few more queries on a rebuild only: required scopes, active scopes, implications.
         required: dict[int, set[str]] = {}
         links = Tool.required_scopes.through.objects.values_list("tool_id", "scope__name")

@@ -13,18 +13,17 @@ from typing import Any
 
 from django.core.checks import CheckMessage, Error, Tags, Warning
 from django.core.checks import register as register_check
-from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError
 
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from .conf import DEFAULTS, mcp_settings
+    """E001: every MCP_TOOLS key is read and checked (type, range, import) at startup."""
+    from .conf import mcp_settings
 
-    try:
-        for name in DEFAULTS:
-            getattr(mcp_settings, name)
-    except ImproperlyConfigured as exc:
-        return [Error(str(exc), hint="Fix the MCP_TOOLS setting; see the README.", id="mcp_tools.E001")]
+    problems = mcp_settings.problems()
+    if problems:
+        hint = "Fix the MCP_TOOLS setting; the README's Settings table lists every key."
+        return [Error(problem, hint=hint, id="mcp_tools.E001") for problem in problems]
     errors = _check_values(mcp_settings)
     return errors or check_oauth()
 
@@ -39,11 +38,15 @@ def _check_values(mcp_settings: Any) -> list[CheckMessage]:
             parse_rate(getattr(mcp_settings, name))
         except ValueError as exc:
             errors.append(Error(f"MCP_TOOLS[{name!r}]: {exc}", id="mcp_tools.E001"))
-    if mcp_settings.SCOPE_ADVERTISING not in ("all", "progressive"):
-        errors.append(Error("MCP_TOOLS['SCOPE_ADVERTISING'] must be 'all' or 'progressive'", id="mcp_tools.E001"))
-    size = mcp_settings.THREAD_POOL_SIZE
-    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-        errors.append(Error("MCP_TOOLS['THREAD_POOL_SIZE'] must be a positive integer", id="mcp_tools.E001"))
+    from .auth import BaseAuthBackend
+
+    backend = mcp_settings.AUTH_BACKEND
+    if not (isinstance(backend, type) and issubclass(backend, BaseAuthBackend)):
+        errors.append(
+            Error(
+                f"MCP_TOOLS['AUTH_BACKEND'] must be a subclass of BaseAuthBackend, not {backend!r}", id="mcp_tools.E001"
+            )
+        )
     return errors
 
 

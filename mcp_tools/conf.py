@@ -1,114 +1,256 @@
-"""The one settings dict, ``MCP_TOOLS = {...}``, read through ``mcp_settings``."""
+"""The one settings dict, ``MCP_TOOLS = {...}``, read through the typed ``mcp_settings``.
+
+Each key has a default, a type and a check (``SETTINGS``). A value is checked when it is first
+read, and every key is checked at startup by the system check ``mcp_tools.E001``. Unknown keys
+are a configuration error. Whatever is derived from settings and cached (the auth backend, the
+server identity, the cursor key) registers with :func:`reset_on_change` and is cleared, with
+the values, on ``setting_changed`` for ``MCP_TOOLS`` or ``SECRET_KEY``.
+
+This module imports nothing else of the app: every layer may read settings.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
-DEFAULTS: dict[str, Any] = {
+Check = Callable[[Any], str | None]
+
+
+def _int(minimum: int) -> Check:
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"must be an integer, not {type(value).__name__}"
+        return None if value >= minimum else f"must be at least {minimum}"
+
+    return check
+
+
+def _number(minimum: float, *, above: bool = False) -> Check:
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"must be a number, not {type(value).__name__}"
+        if above and value <= minimum:
+            return f"must be above {minimum:g}"
+        return None if value >= minimum else f"must be at least {minimum:g}"
+
+    return check
+
+
+def _str(*, optional: bool = False, nonempty: bool = False) -> Check:
+    def check(value: Any) -> str | None:
+        if value is None and optional:
+            return None
+        if not isinstance(value, str):
+            return f"must be a string{' or None' if optional else ''}, not {type(value).__name__}"
+        return "must not be empty" if nonempty and not value else None
+
+    return check
+
+
+def _bool(value: Any) -> str | None:
+    return None if isinstance(value, bool) else f"must be True or False, not {type(value).__name__}"
+
+
+def _strings(value: Any) -> str | None:
+    if not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+        return "must be a list of strings"
+    return None
+
+
+def _mapping(value: Any) -> str | None:
+    return None if isinstance(value, dict) else f"must be a dict, not {type(value).__name__}"
+
+
+def _choice(*choices: str) -> Check:
+    def check(value: Any) -> str | None:
+        return None if value in choices else f"must be one of {', '.join(map(repr, choices))}, not {value!r}"
+
+    return check
+
+
+def _rate(value: Any) -> str | None:
+    # The format itself is checked by mcp_tools.ratelimit (system check E001).
+    return None if value is None or isinstance(value, str) else "must be a rate string such as '120/m', or None"
+
+
+def _import(value: Any) -> str | None:
+    return None if isinstance(value, str | type) else "must be a dotted path to a class"
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    default: Any
+    check: Check
+    help: str
+
+
+SETTINGS: dict[str, Setting] = {
     # What the server calls itself in InitializeResult / server/discover.
-    "SERVER_NAME": "django-mcp-tools",
-    "SERVER_TITLE": "",
-    "SERVER_VERSION": None,  # None: the installed package version
-    "INSTRUCTIONS": "",
+    "SERVER_NAME": Setting("django-mcp-tools", _str(nonempty=True), "serverInfo.name"),
+    "SERVER_TITLE": Setting("", _str(), "serverInfo.title"),
+    "SERVER_VERSION": Setting(None, _str(optional=True), "serverInfo.version; None: the package version"),
+    "INSTRUCTIONS": Setting("", _str(), "instructions in initialize / discover"),
     # tools/list page size (PA-1) and the 2026-07-28 caching hints (T-7).
-    "PAGE_SIZE": 50,
-    "LIST_TTL_MS": 60_000,
-    "DISCOVER_TTL_MS": 3_600_000,
+    "PAGE_SIZE": Setting(50, _int(1), "tools per tools/list page"),
+    "LIST_TTL_MS": Setting(60_000, _int(0), "2026-07-28 tools/list ttlMs"),
+    "DISCOVER_TTL_MS": Setting(3_600_000, _int(0), "2026-07-28 server/discover ttlMs"),
     # HTTP limits and browser rules.
-    "MAX_BODY_BYTES": 1_048_576,
-    "ALLOWED_ORIGINS": [],
-    "CORS_MAX_AGE": 600,
+    "MAX_BODY_BYTES": Setting(1_048_576, _int(1), "larger POST bodies get 413"),
+    "ALLOWED_ORIGINS": Setting([], _strings, "extra browser origins"),
+    "CORS_MAX_AGE": Setting(600, _int(0), "preflight cache seconds"),
     # Authentication backend (dotted path to a subclass of mcp_tools.auth.BaseAuthBackend).
-    "AUTH_BACKEND": "mcp_tools.auth.AllowAnyBackend",
+    "AUTH_BACKEND": Setting("mcp_tools.auth.AllowAnyBackend", _import, "authentication backend class"),
     # Legacy (initialize) sessions, stored in the database.
-    "SESSION_IDLE_SECONDS": 24 * 3600,
-    "SESSION_TOUCH_SECONDS": 300,
+    "SESSION_IDLE_SECONDS": Setting(24 * 3600, _int(1), "session idle expiry"),
+    "SESSION_TOUCH_SECONDS": Setting(300, _int(0), "how often activity extends a session"),
     # SSE streams: keep-alive comments, the longest a GET stream stays open, reconnect hint.
-    "SSE_KEEPALIVE_SECONDS": 15,
-    "SSE_MAX_SECONDS": 300,
-    "SSE_RETRY_MS": 3000,
+    "SSE_KEEPALIVE_SECONDS": Setting(15, _number(0, above=True), "keep-alive comment interval"),
+    "SSE_MAX_SECONDS": Setting(300, _number(0, above=True), "longest a notification stream stays open"),
+    "SSE_RETRY_MS": Setting(3000, _int(0), "SSE reconnect hint"),
     # Module autodiscovered in every installed app for @handler registrations.
-    "HANDLER_MODULE": "mcp_handlers",
+    "HANDLER_MODULE": Setting("mcp_handlers", _str(nonempty=True), "module autodiscovered for handlers"),
     # Check structuredContent against the tool's outputSchema before sending it (T-11).
-    "VALIDATE_OUTPUT": True,
+    "VALIDATE_OUTPUT": Setting(True, _bool, "check structuredContent against outputSchema"),
     # Signing key for cursors; None derives one from SECRET_KEY.
-    "CURSOR_KEY": None,
+    "CURSOR_KEY": Setting(None, _str(optional=True, nonempty=True), "cursor signing key"),
     # How often a running tool looks for a cross-process cancellation flag (seconds).
-    "CANCEL_POLL_SECONDS": 0.25,
+    "CANCEL_POLL_SECONDS": Setting(0.25, _number(0), "cancellation poll interval"),
     # Run ORM work in Django's per-request thread (True) or a shared thread pool (False).
-    "THREAD_SENSITIVE": False,
+    "THREAD_SENSITIVE": Setting(False, _bool, "use Django's per-request thread"),
     # Threads of that pool: at most this many synchronous handlers run at once per process.
-    "THREAD_POOL_SIZE": min(32, (os.cpu_count() or 1) + 4),
+    "THREAD_POOL_SIZE": Setting(min(32, (os.cpu_count() or 1) + 4), _int(1), "threads of the shared pool"),
     # list_changed fan-out across processes: "auto" (PostgreSQL LISTEN/NOTIFY on PostgreSQL,
     # else database polling), "postgres", "redis", "polling", "none", or a dotted path to a
     # subclass of mcp_tools.notify.backends.BaseNotifier.
-    "NOTIFIER": "auto",
-    "NOTIFIER_REDIS_URL": None,  # needed by the "redis" notifier
-    "NOTIFIER_CHANNEL": "mcp_tools_catalog",
+    "NOTIFIER": Setting("auto", _str(nonempty=True), "list_changed fan-out backend"),
+    "NOTIFIER_REDIS_URL": Setting(None, _str(optional=True), "Redis URL of the redis notifier"),
+    "NOTIFIER_CHANNEL": Setting("mcp_tools_catalog", _str(nonempty=True), "channel of the push notifiers"),
     # Changes within this window reach each listener as one notification.
-    "NOTIFY_DEBOUNCE_SECONDS": 0.1,
+    "NOTIFY_DEBOUNCE_SECONDS": Setting(0.1, _number(0), "list_changed debounce window"),
     # The polling notifier reads the catalog version this often; push notifiers re-check it
     # this often too (NOTIFY_CATCHUP_SECONDS) so a message lost with a connection is caught up.
-    "NOTIFY_POLL_SECONDS": 1.0,
-    "NOTIFY_CATCHUP_SECONDS": 15.0,
+    "NOTIFY_POLL_SECONDS": Setting(1.0, _number(0, above=True), "polling interval"),
+    "NOTIFY_CATCHUP_SECONDS": Setting(15.0, _number(0, above=True), "push notifiers' re-check interval"),
     # Open notification streams (GET and subscriptions/listen) per principal; 0: no bound.
-    "MAX_STREAMS_PER_PRINCIPAL": 32,
+    "MAX_STREAMS_PER_PRINCIPAL": Setting(32, _int(0), "open notification streams per principal"),
     # OAuth resource server. RESOURCE_URL is the canonical URL of the endpoint (no trailing
     # slash): the PRM "resource", the audience tokens must be bound to, the challenges' base.
-    "RESOURCE_URL": None,
+    "RESOURCE_URL": Setting(None, _str(optional=True), "canonical URL of the endpoint"),
     # PRM authorization_servers; empty: the origin of RESOURCE_URL (DOT on the same site).
-    "AUTHORIZATION_SERVERS": [],
-    "RESOURCE_NAME": "",
+    "AUTHORIZATION_SERVERS": Setting([], _strings, "PRM authorization_servers"),
+    "RESOURCE_NAME": Setting("", _str(), "PRM resource_name"),
     # Scopes named in 401 challenges and PRM scopes_supported: "all" (every active scope a
     # tool requires) or "progressive" (only scopes marked advertised; the rest by step-up).
-    "SCOPE_ADVERTISING": "all",
+    "SCOPE_ADVERTISING": Setting("all", _choice("all", "progressive"), "scopes in challenges"),
     # Accept client-credentials tokens (no user); their principal key is client:<client_id>.
-    "ALLOW_CLIENT_CREDENTIALS": False,
+    "ALLOW_CLIENT_CREDENTIALS": Setting(False, _bool, "accept tokens without a user"),
     # External authorization server (mcp_tools.auth.JWTBackend): issuer, jwks_uri, audiences
     # (default [RESOURCE_URL]), algorithms, scope_claim, user_claim, leeway, jwks_cache_seconds.
-    "JWT": {},
+    "JWT": Setting({}, _mapping, "JWTBackend settings"),
     # Rate limits through Django's cache: "<count>/<s|m|h|d>" per principal and tool; a tool
     # row may override it; None or "" turns the site default off.
-    "RATE_LIMIT": "120/m",
+    "RATE_LIMIT": Setting("120/m", _rate, "tool calls per principal and tool"),
     # Dynamic client registrations per client IP ("<count>/<period>").
-    "REGISTRATION_RATE_LIMIT": "20/h",
+    "REGISTRATION_RATE_LIMIT": Setting("20/h", _rate, "dynamic client registrations per IP"),
     # Redirect URI schemes DCR accepts besides https and loopback http (e.g. ["cursor", "vscode"]).
-    "PRIVATE_REDIRECT_SCHEMES": [],
+    "PRIVATE_REDIRECT_SCHEMES": Setting([], _strings, "extra redirect URI schemes for DCR"),
     # Audit trail: one AuditEvent per tools/call; argument names always redacted; retention.
-    "AUDIT_ENABLED": True,
-    "AUDIT_REDACT_NAMES": ["password", "secret", "token", "api_key", "apikey", "authorization"],
-    "AUDIT_RETENTION_DAYS": 90,
+    "AUDIT_ENABLED": Setting(True, _bool, "write the audit trail"),
+    "AUDIT_REDACT_NAMES": Setting(
+        ["password", "secret", "token", "api_key", "apikey", "authorization"], _strings, "argument names redacted"
+    ),
+    "AUDIT_RETENTION_DAYS": Setting(90, _int(1), "audit rows older than this are purged"),
     # Long-running tools as tasks run by Celery (2025-11-25 core tasks, 2026-07-28 extension).
     # False: tools/list advertises no task support and task-augmented calls run inline.
-    "TASKS_ENABLED": True,
+    "TASKS_ENABLED": Setting(True, _bool, "serve tasks"),
     # Task lifetime from creation (ms): used when the client asks for none, and the cap.
-    "TASK_TTL_DEFAULT_MS": 3_600_000,
-    "TASK_TTL_MAX_MS": 86_400_000,
+    "TASK_TTL_DEFAULT_MS": Setting(3_600_000, _int(1000), "task lifetime when none is asked"),
+    "TASK_TTL_MAX_MS": Setting(86_400_000, _int(1000), "longest task lifetime"),
     # Suggested client polling interval (ms), and how long tasks/result blocks at most (s).
-    "TASK_POLL_INTERVAL_MS": 1000,
-    "TASK_RESULT_WAIT_SECONDS": 300,
+    "TASK_POLL_INTERVAL_MS": Setting(1000, _int(0), "pollInterval suggested to clients"),
+    "TASK_RESULT_WAIT_SECONDS": Setting(300, _number(0), "longest a tasks/result blocks"),
     # Largest serialised task result (bytes); larger results fail the task with a clear error.
-    "TASK_RESULT_MAX_BYTES": 1_048_576,
+    "TASK_RESULT_MAX_BYTES": Setting(1_048_576, _int(1), "largest task result"),
     # A worker that died mid-task: "retry" runs it again (up to TASK_MAX_ATTEMPTS), "fail" ends it failed.
-    "TASK_WORKER_LOST": "retry",
-    "TASK_MAX_ATTEMPTS": 3,
+    "TASK_WORKER_LOST": Setting("retry", _choice("retry", "fail"), "what an interrupted task does"),
+    "TASK_MAX_ATTEMPTS": Setting(3, _int(1), "runs of one task at most"),
     # Celery queue for task messages (None: the Celery app's default queue).
-    "TASK_QUEUE": None,
+    "TASK_QUEUE": Setting(None, _str(optional=True), "Celery queue of task messages"),
     # Rows purged per batch by mcp_purge_tasks and the mcp_tools.purge_expired_tasks beat task.
-    "TASK_PURGE_BATCH": 1000,
+    "TASK_PURGE_BATCH": Setting(1000, _int(1), "rows per purge batch"),
 }
 
+DEFAULTS: dict[str, Any] = {name: setting.default for name, setting in SETTINGS.items()}
 IMPORT_STRINGS = ("AUTH_BACKEND",)
 
 
 class McpSettings:
-    """Attribute access to MCP_TOOLS with defaults; unknown keys are a configuration error."""
+    """Typed attribute access to ``MCP_TOOLS`` with defaults.
+
+    The annotations below are what code reading a setting sees; a value of the wrong type or
+    range raises ``ImproperlyConfigured`` naming the key, and so does an unknown key.
+    """
+
+    SERVER_NAME: str
+    SERVER_TITLE: str
+    SERVER_VERSION: str | None
+    INSTRUCTIONS: str
+    PAGE_SIZE: int
+    LIST_TTL_MS: int
+    DISCOVER_TTL_MS: int
+    MAX_BODY_BYTES: int
+    ALLOWED_ORIGINS: list[str]
+    CORS_MAX_AGE: int
+    AUTH_BACKEND: type[Any]
+    SESSION_IDLE_SECONDS: int
+    SESSION_TOUCH_SECONDS: int
+    SSE_KEEPALIVE_SECONDS: float
+    SSE_MAX_SECONDS: float
+    SSE_RETRY_MS: int
+    HANDLER_MODULE: str
+    VALIDATE_OUTPUT: bool
+    CURSOR_KEY: str | None
+    CANCEL_POLL_SECONDS: float
+    THREAD_SENSITIVE: bool
+    THREAD_POOL_SIZE: int
+    NOTIFIER: str
+    NOTIFIER_REDIS_URL: str | None
+    NOTIFIER_CHANNEL: str
+    NOTIFY_DEBOUNCE_SECONDS: float
+    NOTIFY_POLL_SECONDS: float
+    NOTIFY_CATCHUP_SECONDS: float
+    MAX_STREAMS_PER_PRINCIPAL: int
+    RESOURCE_URL: str | None
+    AUTHORIZATION_SERVERS: list[str]
+    RESOURCE_NAME: str
+    SCOPE_ADVERTISING: str
+    ALLOW_CLIENT_CREDENTIALS: bool
+    JWT: dict[str, Any]
+    RATE_LIMIT: str | None
+    REGISTRATION_RATE_LIMIT: str | None
+    PRIVATE_REDIRECT_SCHEMES: list[str]
+    AUDIT_ENABLED: bool
+    AUDIT_REDACT_NAMES: list[str]
+    AUDIT_RETENTION_DAYS: int
+    TASKS_ENABLED: bool
+    TASK_TTL_DEFAULT_MS: int
+    TASK_TTL_MAX_MS: int
+    TASK_POLL_INTERVAL_MS: int
+    TASK_RESULT_WAIT_SECONDS: float
+    TASK_RESULT_MAX_BYTES: int
+    TASK_WORKER_LOST: str
+    TASK_MAX_ATTEMPTS: int
+    TASK_QUEUE: str | None
+    TASK_PURGE_BATCH: int
 
     def __init__(self) -> None:
         self._cache: dict[str, Any] = {}
@@ -120,21 +262,25 @@ class McpSettings:
             value = getattr(settings, "MCP_TOOLS", {})
             if not isinstance(value, dict):
                 raise ImproperlyConfigured("MCP_TOOLS must be a dict")
-            unknown = sorted(set(value) - set(DEFAULTS))
+            unknown = sorted(set(value) - set(SETTINGS))
             if unknown:
                 raise ImproperlyConfigured(
                     f"Unknown MCP_TOOLS setting(s): {', '.join(unknown)}. "
-                    f"Known settings: {', '.join(sorted(DEFAULTS))}."
+                    f"Known settings: {', '.join(sorted(SETTINGS))}."
                 )
             self._user = value
         return self._user
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name not in DEFAULTS:
+        if name.startswith("_") or name not in SETTINGS:
             raise AttributeError(f"Invalid MCP_TOOLS setting: {name!r}")
         if name in self._cache:
             return self._cache[name]
-        value = self.user_settings.get(name, DEFAULTS[name])
+        spec = SETTINGS[name]
+        value = self.user_settings.get(name, spec.default)
+        problem = spec.check(value)
+        if problem is not None:
+            raise ImproperlyConfigured(f"MCP_TOOLS[{name!r}] {problem}.")
         if name in IMPORT_STRINGS and isinstance(value, str):
             try:
                 value = import_string(value)
@@ -143,6 +289,20 @@ class McpSettings:
         self._cache[name] = value
         return value
 
+    def problems(self) -> list[str]:
+        """Every key that cannot be read, with why (the system check reports them all)."""
+        try:
+            _ = self.user_settings
+        except ImproperlyConfigured as exc:
+            return [str(exc)]
+        found = []
+        for name in SETTINGS:
+            try:
+                getattr(self, name)
+            except ImproperlyConfigured as exc:
+                found.append(str(exc))
+        return found
+
     def reload(self) -> None:
         self._cache.clear()
         self._user = None
@@ -150,13 +310,26 @@ class McpSettings:
 
 mcp_settings = McpSettings()
 
+P = ParamSpec("P")
+R = TypeVar("R")
+_resets: list[Callable[[], None]] = []
+
+
+def reset_on_change(func: Callable[P, R]) -> Callable[P, R]:
+    """Cache ``func``'s results until the settings change (``setting_changed`` clears them).
+
+    For values derived from settings: a backend instance, the server identity, a key.
+    """
+    cached = functools.lru_cache(maxsize=32)(func)
+    _resets.append(cached.cache_clear)
+    return cached  # type: ignore[return-value]
+
 
 def _reload(*, setting: str, **kwargs: Any) -> None:
     if setting in ("MCP_TOOLS", "SECRET_KEY"):
         mcp_settings.reload()
-        from .auth.base import _instantiate
+        for clear in _resets:
+            clear()
 
-        _instantiate.cache_clear()  # backends read their settings when created
 
-
-setting_changed.connect(_reload)
+setting_changed.connect(_reload, dispatch_uid="mcp_tools.conf.reload")

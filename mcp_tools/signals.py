@@ -1,29 +1,9 @@
-"""Signal receivers, wired in one place by ``connect()``."""
+"""Signals the app sends; receivers are wired by the layer that owns them (no imports here)."""
 
 from __future__ import annotations
 
-from typing import Any
+from django.dispatch import Signal
 
-from django.db.models.signals import m2m_changed, post_delete
-
-
-def _bump(sender: Any, **kwargs: Any) -> None:
-    from .models import CatalogVersion
-
-    # Runs inside the changing transaction: the catalog version moves with the rows, so
-    # every cached list (and the list_changed fan-out) sees the new visibility.
-    CatalogVersion.bump()
-
-
-def _m2m_changed(sender: Any, action: str, **kwargs: Any) -> None:
-    if action in ("post_add", "post_remove", "post_clear"):
-        _bump(sender)
-
-
-def connect() -> None:
-    from .models import Scope, Tool
-
-    post_delete.connect(_bump, sender=Tool, dispatch_uid="mcp_tools.tool_deleted")
-    post_delete.connect(_bump, sender=Scope, dispatch_uid="mcp_tools.scope_deleted")
-    m2m_changed.connect(_m2m_changed, sender=Tool.required_scopes.through, dispatch_uid="mcp_tools.tool_scopes")
-    m2m_changed.connect(_m2m_changed, sender=Scope.implies.through, dispatch_uid="mcp_tools.scope_implies")
+catalog_changed = Signal()
+"""Sent by ``CatalogVersion.bump()`` inside the changing transaction, with ``using`` (the
+database alias). The notify package publishes list_changed after that transaction commits."""

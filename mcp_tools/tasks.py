@@ -1,36 +1,8 @@
-"""Celery tasks of the reusable app, as ``shared_task`` so any host Celery app picks them up.
+"""Celery's entry point for this app (``autodiscover_tasks`` imports ``<app>.tasks``).
 
-``run_task`` acknowledges late and is rejected (requeued) when its worker dies, so a killed
-worker does not lose the call: the next delivery retries it or ends it failed, per
-``MCP_TOOLS["TASK_WORKER_LOST"]``. Schedule ``purge_expired_tasks`` and
-``purge_audit_events`` with Celery beat.
+The tasks live in ``mcp_tools.tasking.jobs``; this module only makes them discoverable.
 """
 
-from __future__ import annotations
+from .tasking.jobs import purge_audit_events, purge_expired_tasks, run_task
 
-from celery import shared_task
-
-from .conf import mcp_settings
-
-
-@shared_task(  # type: ignore[untyped-decorator]
-    name="mcp_tools.run_task", acks_late=True, reject_on_worker_lost=True, ignore_result=True
-)
-def run_task(task_id: str) -> str:
-    from .task_service import execute
-
-    return execute(task_id)
-
-
-@shared_task(name="mcp_tools.purge_expired_tasks", ignore_result=True)  # type: ignore[untyped-decorator]
-def purge_expired_tasks() -> int:
-    from .task_models import McpTask
-
-    return McpTask.objects.delete_expired(batch_size=int(mcp_settings.TASK_PURGE_BATCH))
-
-
-@shared_task(name="mcp_tools.purge_audit_events", ignore_result=True)  # type: ignore[untyped-decorator]
-def purge_audit_events() -> int:
-    from .audit import purge
-
-    return purge()
+__all__ = ["purge_audit_events", "purge_expired_tasks", "run_task"]

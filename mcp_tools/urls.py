@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from .transport import views
 
 app_name = "mcp_tools"
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from ..conf import mcp_settings, reset_on_change
 from ..types import ANONYMOUS, Principal
 
 if TYPE_CHECKING:
@@ -67,13 +67,11 @@ class AllowAnyBackend(BaseAuthBackend):
         return ANONYMOUS
 
 
-@lru_cache(maxsize=8)
+@reset_on_change
 def _instantiate(cls: type[BaseAuthBackend]) -> BaseAuthBackend:
     return cls()
 
 
 def get_auth_backend() -> BaseAuthBackend:
-    from ..conf import mcp_settings
-
     cls = mcp_settings.AUTH_BACKEND
     return _instantiate(cls)

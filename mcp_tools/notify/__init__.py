@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, transaction
 
+from ..signals import catalog_changed
 from .backends import BaseNotifier, get_notifier
 
-__all__ = ["BaseNotifier", "get_notifier", "publish_on_commit"]
+__all__ = ["BaseNotifier", "connect", "get_notifier", "publish_on_commit"]
 
 logger = logging.getLogger("mcp_tools.notify")
 
@@ -36,3 +38,12 @@ def publish_on_commit(using: str | None = None) -> None:
             if getattr(entry[1], "mcp_publish", False):
                 return
     transaction.on_commit(_publish, using=using)
+
+
+def _catalog_changed(sender: Any, using: str | None = None, **kwargs: Any) -> None:
+    publish_on_commit(using)
+
+
+def connect() -> None:
+    """Publish every catalog-version move (``mcp_tools.signals.catalog_changed``) after commit."""
+    catalog_changed.connect(_catalog_changed, dispatch_uid="mcp_tools.notify.catalog_changed")

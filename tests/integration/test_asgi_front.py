@@ -15,8 +15,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connections
 
-from mcp_tools import views
 from mcp_tools.asgi import McpFront
+from mcp_tools.transport import views
 from tests.mcp_client import MODERN, modern_meta
 
 pytestmark = pytest.mark.anyio

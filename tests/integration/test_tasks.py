@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from mcp_tools.models import AuditEvent, McpTask, Tool
 from mcp_tools.protocol import tasks as wire
-from mcp_tools.task_service import WORKER_LOST_MESSAGE, execute
+from mcp_tools.tasking.worker import WORKER_LOST_MESSAGE, execute
 from tests.mcp_client import Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
@@ -193,7 +193,7 @@ def test_celery_missing_at_enqueue_gives_a_clear_error_and_no_row(mcp11: Mcp, mo
     """Celery is an optional extra: if its module cannot be imported, no orphan row is left."""
     import sys
 
-    monkeypatch.setitem(sys.modules, "mcp_tools.tasks", None)  # import now raises ImportError
+    monkeypatch.setitem(sys.modules, "mcp_tools.tasking.jobs", None)  # import now raises ImportError
     _, message, _ = mcp11.request("tools/call", {"name": "noop", "task": {}})
     assert message["error"]["code"] == -32603
     assert "task queue is unavailable" in message["error"]["message"]
@@ -201,10 +201,10 @@ def test_celery_missing_at_enqueue_gives_a_clear_error_and_no_row(mcp11: Mcp, mo
 
 
 def test_without_celery_tasks_are_not_advertised(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp_tools import task_service
+    from mcp_tools import tasking
 
-    monkeypatch.setattr(task_service, "_celery_installed", lambda: False)
-    assert task_service.tasks_enabled() is False
+    monkeypatch.setattr(tasking, "_celery_installed", lambda: False)
+    assert tasking.tasks_enabled() is False
 
 
 def test_cancel_a_working_task_and_it_stays_cancelled(mcp11: Mcp, queued: None) -> None:
@@ -462,7 +462,7 @@ def test_task_cancel_flag_reads_the_row_throttled_and_sticky(
     mcp11: Mcp, queued: None, settings: Any, django_assert_num_queries: Any
 ) -> None:
     """A task's ctx.cancelled reads its row at most every CANCEL_POLL_SECONDS; once cancelled it stays so."""
-    from mcp_tools.task_service import TaskCancelFlag
+    from mcp_tools.tasking.worker import TaskCancelFlag
 
     task_id = _create(mcp11, "build_report", {"steps": 1})
     flag = TaskCancelFlag(task_id)

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from mcp_tools.conf import mcp_settings
-from mcp_tools.task_models import McpTask
+from mcp_tools.models import McpTask
 
 
 class Command(BaseCommand):

@@ -1,10 +1,8 @@
-"""Tools as rows, the catalog version every cache keys on, and legacy protocol sessions."""
+"""Tools as rows, the OAuth scopes they require, and the catalog version every cache keys on."""
 
 from __future__ import annotations
 
 import re
-import secrets
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -14,10 +12,12 @@ from django.db import connections, models, router, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from .protocol.shaping import TASK_SUPPORT_VALUES
-from .querysets import SessionQuerySet, ToolQuerySet
-from .ratelimit import validate_rate
-from .schemas import check_input_schema, check_output_schema
+from ..protocol.shaping import TASK_SUPPORT_VALUES
+from ..ratelimit import validate_rate
+from ..registry import registry
+from ..schemas import check_input_schema, check_output_schema
+from ..signals import catalog_changed
+from .querysets import ToolQuerySet
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
@@ -25,6 +25,31 @@ TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 def default_input_schema() -> dict[str, Any]:
     # T-4: the recommended schema of a tool without parameters.
     return {"type": "object", "additionalProperties": False}
+
+
+# One list of a Tool's columns by what they are for. The catalog loads WIRE_FIELDS and
+# BINDING_FIELDS (with pk and version), the admin form edits all three groups, and export writes
+# them: a new column is added here once.
+WIRE_FIELDS: tuple[str, ...] = (
+    "name",
+    "title",
+    "description",
+    "input_schema",
+    "output_schema",
+    "annotation_title",
+    "read_only_hint",
+    "destructive_hint",
+    "idempotent_hint",
+    "open_world_hint",
+    "icons",
+    "task_support",
+)
+"""What a tools/list entry is made of."""
+BINDING_FIELDS: tuple[str, ...] = ("handler_key", "handler_config", "rate_limit", "sensitive_arguments")
+"""How a call runs: the handler kind, its config, the rate limit and the audit redactions."""
+ACCESS_FIELDS: tuple[str, ...] = ("enabled", "required_scopes")
+"""Who sees the tool at all."""
+EDITABLE_FIELDS: tuple[str, ...] = WIRE_FIELDS + BINDING_FIELDS + ACCESS_FIELDS
 
 
 class TaskSupport(models.TextChoices):
@@ -141,9 +166,11 @@ class Tool(models.Model):
         if not isinstance(self.version, int):
             self.refresh_from_db(fields=["version"])
 
-    def clean(self) -> None:
-        from .registry import registry
+    @staticmethod
+    def bump_catalog() -> None:
+        CatalogVersion.bump()
 
+    def clean(self) -> None:
         errors: dict[str, list[str]] = {}
         for field, check in (("input_schema", check_input_schema), ("output_schema", check_output_schema)):
             value = getattr(self, field)
@@ -196,79 +223,16 @@ class CatalogVersion(models.Model):
 
     @classmethod
     def bump(cls) -> None:
-        from .notify import publish_on_commit
-
+        """Move the number on, inside the caller's transaction; ``catalog_changed`` tells the
+        layers that care (the list_changed fan-out publishes once the transaction commits)."""
         updated = cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
         if not updated:
             _, created = cls.objects.get_or_create(pk=1, defaults={"version": 1})
             if not created:  # another transaction created it meanwhile
                 cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
-        # After the UPDATE: outside a transaction on_commit runs at once, and listeners must
+        # After the UPDATE: outside a transaction receivers run at once, and listeners must
         # read the new version when they hear of it.
-        publish_on_commit(router.db_for_write(cls))
-
-
-# A process whose stream statistics are older than this is gone.
-STATS_STALE_SECONDS = 60
-
-
-def new_session_id() -> str:
-    # H-14/H-15: cryptographically random, visible ASCII only (URL-safe base64).
-    return secrets.token_urlsafe(32)
-
-
-class McpSession(models.Model):
-    """A legacy (initialize-based) protocol session; any worker can serve it."""
-
-    id = models.CharField(primary_key=True, max_length=64, default=new_session_id, editable=False)
-    protocol_version = models.CharField(_("protocol version"), max_length=16)
-    principal_key = models.CharField(_("principal"), max_length=255, db_index=True)
-    client_info = models.JSONField(_("client info"), default=dict, blank=True)
-    client_capabilities = models.JSONField(_("client capabilities"), default=dict, blank=True)
-    log_level = models.CharField(_("log level"), max_length=16, blank=True)
-    # What the client last heard of the tool list (Catalog.fingerprint): a GET stream opened
-    # after a missed list_changed sends it at once.
-    tools_fingerprint = models.CharField(_("tools fingerprint"), max_length=32, blank=True)
-    # The session's current GET stream (H-9: a notification goes on one stream only).
-    get_stream = models.CharField(_("GET stream"), max_length=16, blank=True, editable=False)
-    initialized = models.BooleanField(_("initialized"), default=False)
-    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
-    last_seen_at = models.DateTimeField(_("last seen at"), default=timezone.now)
-    expires_at = models.DateTimeField(_("expires at"), db_index=True)
-
-    objects = SessionQuerySet.as_manager()
-
-    class Meta:
-        verbose_name = _("MCP session")
-        verbose_name_plural = _("MCP sessions")
-
-    def __str__(self) -> str:
-        return f"{self.id[:8]}… ({self.protocol_version})"
-
-    @staticmethod
-    def expiry(idle_seconds: int) -> Any:
-        return timezone.now() + timedelta(seconds=idle_seconds)
-
-
-class StreamStats(models.Model):
-    """One row per serving process: its open notification streams and events sent."""
-
-    process = models.CharField(_("process"), max_length=255, primary_key=True, help_text=_("host:pid"))
-    notifier = models.CharField(_("notifier"), max_length=32)
-    listeners = models.PositiveIntegerField(_("open listeners"), default=0)
-    events_sent = models.PositiveBigIntegerField(_("list_changed sent"), default=0)
-    heartbeat_at = models.DateTimeField(_("heartbeat"), default=timezone.now, db_index=True)
-
-    class Meta:
-        verbose_name = _("stream statistics")
-        verbose_name_plural = _("stream statistics")
-
-    def __str__(self) -> str:
-        return self.process
-
-    @property
-    def is_live(self) -> bool:
-        return self.heartbeat_at >= timezone.now() - timedelta(seconds=STATS_STALE_SECONDS)
+        catalog_changed.send(sender=cls, using=router.db_for_write(cls))
 
 
 SCOPE_NAME_RE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,100}$")  # RFC 6749 scope-token
@@ -320,49 +284,3 @@ class Scope(models.Model):
         with transaction.atomic(using=kwargs.get("using")):
             super().save(*args, **kwargs)
             CatalogVersion.bump()
-
-
-class AuditOutcome(models.TextChoices):
-    OK = "ok", _("OK")
-    TOOL_ERROR = "tool_error", _("Tool error")
-    INVALID = "invalid", _("Invalid arguments")
-    DENIED = "denied", _("Insufficient scope")
-    RATE_LIMITED = "rate_limited", _("Rate limited")
-    CANCELLED = "cancelled", _("Cancelled")
-
-
-class AuditEvent(models.Model):
-    """One tools/call: who, which tool and version, what (redacted), how it ended, how long."""
-
-    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
-    principal_key = models.CharField(_("principal"), max_length=255, db_index=True)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("user"),
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_constraint=False,
-    )
-    client_id = models.CharField(_("client"), max_length=255, blank=True, db_index=True)
-    tool_name = models.CharField(_("tool"), max_length=128, db_index=True)
-    tool_version = models.PositiveIntegerField(_("tool version"), null=True)
-    arguments = models.JSONField(_("arguments (summary)"), default=dict, blank=True)
-    outcome = models.CharField(_("outcome"), max_length=16, choices=AuditOutcome.choices, db_index=True)
-    detail = models.CharField(_("detail"), max_length=300, blank=True)
-    duration_ms = models.FloatField(_("duration (ms)"), default=0)
-    request_id = models.CharField(_("request id"), max_length=100, blank=True)
-    protocol_version = models.CharField(_("protocol version"), max_length=16, blank=True)
-
-    class Meta:
-        ordering = ("-created_at",)
-        verbose_name = _("audit event")
-        verbose_name_plural = _("audit events")
-
-    def __str__(self) -> str:
-        return f"{self.tool_name} by {self.principal_key} ({self.outcome})"
-
-
-from .task_models import McpTask as McpTask  # noqa: E402  (tasks live in their own module)
-from .task_models import TaskStatus as TaskStatus  # noqa: E402

@@ -14,12 +14,12 @@ class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]
 
     def update(self, **kwargs: Any) -> int:
         """Bulk edits bump each row's version and the catalog version, like ``save()`` does."""
-        from .models import CatalogVersion
-
         kwargs.setdefault("version", models.F("version") + 1)
         count = super().update(**kwargs)
         if count:
-            CatalogVersion.bump()
+            # The model's own manager class knows the version row (models.tools), so this
+            # module imports no model.
+            self.model.bump_catalog()
         return count
 
 

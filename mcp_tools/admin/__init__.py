@@ -7,8 +7,8 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
 from .forms import TOOL_FIELDSETS, ToolForm
-from .models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
 
 
 @admin.register(Tool)
@@ -111,7 +111,7 @@ class McpTaskAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
     @admin.action(description="Cancel selected tasks", permissions=["change"])
     def cancel_tasks(self, request: HttpRequest, queryset: Any) -> None:
-        from .task_service import cancel
+        from ..tasking.service import cancel
 
         done = sum(1 for task in queryset if cancel(task))
         skipped = queryset.count() - done

@@ -13,7 +13,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from .protocol import tasks as wire
+from ..protocol import tasks as wire
 from .querysets import ExpiringQuerySet
 
 

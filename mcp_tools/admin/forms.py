@@ -6,10 +6,11 @@ from typing import Any
 
 from django import forms
 
-from .models import Tool
-from .registry import registry
+from ..models import EDITABLE_FIELDS, Tool
+from ..registry import registry
 
-# What an admin edits, grouped as the admin shows it; the form's fields are the same list.
+# How the admin arranges the model's one list of editable fields (models.tools.EDITABLE_FIELDS);
+# tests/unit checks that the two name the same fields.
 TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
     (None, {"fields": ("name", "title", "description", "enabled")}),
     ("Handler", {"fields": ("handler_key", "handler_config")}),
@@ -30,7 +31,6 @@ TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
         },
     ),
 )
-EDITABLE_FIELDS: tuple[str, ...] = tuple(name for _, options in TOOL_FIELDSETS for name in options["fields"])
 
 
 class ToolForm(forms.ModelForm):  # type: ignore[type-arg]

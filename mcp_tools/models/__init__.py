@@ -1,0 +1,41 @@
+"""The app's models, one module per capability; import them from here (``mcp_tools.models``)."""
+
+from .audit import AuditEvent, AuditOutcome
+from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
+from .tasks import McpTask, TaskStatus, new_task_id
+from .tools import (
+    ACCESS_FIELDS,
+    BINDING_FIELDS,
+    EDITABLE_FIELDS,
+    SCOPE_NAME_RE,
+    TOOL_NAME_RE,
+    WIRE_FIELDS,
+    CatalogVersion,
+    Scope,
+    TaskSupport,
+    Tool,
+    default_input_schema,
+)
+
+__all__ = [
+    "ACCESS_FIELDS",
+    "BINDING_FIELDS",
+    "EDITABLE_FIELDS",
+    "SCOPE_NAME_RE",
+    "STATS_STALE_SECONDS",
+    "TOOL_NAME_RE",
+    "WIRE_FIELDS",
+    "AuditEvent",
+    "AuditOutcome",
+    "CatalogVersion",
+    "McpSession",
+    "McpTask",
+    "Scope",
+    "StreamStats",
+    "TaskStatus",
+    "TaskSupport",
+    "Tool",
+    "default_input_schema",
+    "new_session_id",
+    "new_task_id",
+]

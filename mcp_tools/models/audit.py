@@ -1,0 +1,50 @@
+"""The audit trail: one row per tools/call."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class AuditOutcome(models.TextChoices):
+    OK = "ok", _("OK")
+    TOOL_ERROR = "tool_error", _("Tool error")
+    INVALID = "invalid", _("Invalid arguments")
+    DENIED = "denied", _("Insufficient scope")
+    RATE_LIMITED = "rate_limited", _("Rate limited")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+class AuditEvent(models.Model):
+    """One tools/call: who, which tool and version, what (redacted), how it ended, how long."""
+
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    principal_key = models.CharField(_("principal"), max_length=255, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+    )
+    client_id = models.CharField(_("client"), max_length=255, blank=True, db_index=True)
+    tool_name = models.CharField(_("tool"), max_length=128, db_index=True)
+    tool_version = models.PositiveIntegerField(_("tool version"), null=True)
+    arguments = models.JSONField(_("arguments (summary)"), default=dict, blank=True)
+    outcome = models.CharField(_("outcome"), max_length=16, choices=AuditOutcome.choices, db_index=True)
+    detail = models.CharField(_("detail"), max_length=300, blank=True)
+    duration_ms = models.FloatField(_("duration (ms)"), default=0)
+    request_id = models.CharField(_("request id"), max_length=100, blank=True)
+    protocol_version = models.CharField(_("protocol version"), max_length=16, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        verbose_name = _("audit event")
+        verbose_name_plural = _("audit events")
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} by {self.principal_key} ({self.outcome})"

@@ -1,0 +1,173 @@
+"""The runner: one tool call through its handler, for a request or a task worker alike.
+
+It knows nothing of HTTP, sessions or Celery. It builds the handler's ``ToolContext``, runs the
+handler, and answers with a typed outcome: ``Complete`` (a checked ``ToolResult``, failures
+included as ``isError`` results), ``InputRequired`` (the handler needs answers from the client
+before it can go on) or ``Cancelled``. The request service and the task service decide what each
+outcome means on the wire.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .catalog import CompiledTool
+from .conf import mcp_settings
+from .exceptions import InputNeeded, ToolCancelled, ToolError
+from .protocol.shaping import error_result, shape_call_result
+from .protocol.versions import Revision
+from .registry import registry
+from .schemas import error_messages
+from .types import Principal, ToolContext, ToolResult, text
+
+logger = logging.getLogger("mcp_tools")
+
+CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
+
+ProgressFn = Callable[[float, float | None, str | None], None]
+LogFn = Callable[[str, Any, str | None], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    """The call ended with a result (an ``isError`` one for tool failures)."""
+
+    result: ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequired:
+    """The handler asked the client for input (``requests``: key -> request params)."""
+
+    requests: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """The client cancelled the call; nothing is sent for it."""
+
+
+CANCELLED = Cancelled()
+
+Outcome = Complete | InputRequired | Cancelled
+
+
+def invoke(
+    tool: CompiledTool,
+    arguments: dict[str, Any],
+    principal: Principal,
+    progress: ProgressFn,
+    log: LogFn,
+    cancelled: Callable[[], bool],
+) -> Outcome:
+    """Run a tool's handler (in the web process or a task worker).
+
+    The outcome is revision-neutral: failures become ``isError`` results, never exceptions.
+    """
+    kind = registry.get(tool.handler_key)
+    if kind is None:
+        logger.error("Tool %r names handler %r, which is not registered", tool.name, tool.handler_key)
+        return Complete(error(f"Tool {tool.name!r} is not available right now."))
+    context = ToolContext(
+        arguments=arguments,
+        config=tool.handler_config,
+        principal=principal,
+        tool_name=tool.name,
+        tool_version=tool.version,
+        _progress=progress,
+        _log=log,
+        _cancelled=cancelled,
+    )
+    try:
+        outcome = kind.func(context)
+    except ToolError as exc:
+        return Complete(error(exc.message))
+    except ToolCancelled:
+        return CANCELLED
+    except InputNeeded as exc:
+        return CANCELLED if cancelled() else InputRequired(dict(exc.requests))
+    except Exception:
+        reference = uuid.uuid4().hex[:12]
+        logger.exception("Tool %r failed (reference %s)", tool.name, reference)
+        return Complete(error(f"Tool {tool.name!r} failed unexpectedly (reference {reference})."))
+    if cancelled():
+        return CANCELLED
+    return Complete(check_outcome(tool, outcome))
+
+
+def error(message: str) -> ToolResult:
+    """An ``isError`` result carrying ``message`` as its one text block."""
+    return ToolResult(content=[text(message)], is_error=True)
+
+
+def normalize(outcome: Any) -> ToolResult:
+    """Turn what a handler returned into a ToolResult (see the handler docs)."""
+    if isinstance(outcome, ToolResult):
+        return outcome
+    if isinstance(outcome, str):
+        return ToolResult(content=[text(outcome)])
+    if (
+        isinstance(outcome, list)
+        and outcome
+        and all(isinstance(b, dict) and b.get("type") in CONTENT_TYPES for b in outcome)
+    ):
+        return ToolResult(content=list(outcome))
+    if isinstance(outcome, dict) and outcome.get("type") in CONTENT_TYPES:
+        return ToolResult(content=[outcome])
+    if outcome is None:
+        return ToolResult(content=[])
+    return ToolResult(structured_content=outcome)
+
+
+def check_outcome(tool: CompiledTool, outcome: Any) -> ToolResult:
+    """Normalise and check a handler's outcome: a valid ToolResult, or an isError one saying why."""
+    try:
+        result = normalize(outcome)
+        content = list(result.content)
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") not in CONTENT_TYPES:
+                raise TypeError(f"not a content block: {block!r:.80}")
+        if result.has_structured:
+            structured_json = orjson.dumps(result.structured_content).decode()
+            if not result.is_error and mcp_settings.VALIDATE_OUTPUT and tool.output_validator is not None:
+                problems = error_messages(tool.output_validator, result.structured_content)
+                if problems:
+                    logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)
+                    return error(f"Tool {tool.name!r} produced output that does not match its output schema.")
+            if not content:
+                # T-11: mirror structured content as JSON text for older clients.
+                content = [text(structured_json)]
+        elif tool.output_validator is not None and not result.is_error:
+            logger.error("Tool %r has an outputSchema but returned no structured content", tool.name)
+            return error(f"Tool {tool.name!r} produced no structured output.")
+        if result.meta is not None:
+            orjson.dumps(result.meta)
+    except (TypeError, orjson.JSONEncodeError):
+        logger.exception("Tool %r returned a value that is not a valid tool result", tool.name)
+        return error(f"Tool {tool.name!r} returned an invalid result.")
+    return ToolResult(
+        content=content, structured_content=result.structured_content, is_error=result.is_error, meta=result.meta
+    )
+
+
+def shape_result(result: ToolResult, rev: Revision) -> dict[str, Any]:
+    """A ``ToolResult`` as the ``tools/call`` result of revision ``rev``."""
+    return shape_call_result(
+        result.content,
+        rev,
+        structured=result.structured_content,
+        has_structured=result.has_structured,
+        is_error=result.is_error,
+        meta=result.meta,
+    )
+
+
+def refusal(message: str, rev: Revision) -> dict[str, Any]:
+    """A tool execution error shaped for ``rev`` (invalid arguments, rate limits)."""
+    return error_result(message, rev)

@@ -1,0 +1,41 @@
+"""The MCP methods served from the database: sessions, discovery, tools/list, tools/call, tasks.
+
+Synchronous Django code, run off the event loop; the transport does the I/O and calls
+``handle_request`` with an ``Exchange``. Modules: ``dispatch`` (method table), ``tools``
+(list and call through the runner), ``tasks`` (task methods), ``sessions`` (legacy session
+rows), ``identity`` (serverInfo, capabilities), ``exchange`` (the request being served).
+"""
+
+from .dispatch import handle_request
+from .exchange import Exchange
+from .identity import capabilities, list_changed_supported, modern_meta, server_info, tools_fingerprint
+from .sessions import (
+    Session,
+    SessionNotFound,
+    cancel_request,
+    claim_get_stream,
+    create_session,
+    end_session,
+    load_session,
+    mark_initialized,
+    open_get_stream,
+)
+
+__all__ = [
+    "Exchange",
+    "Session",
+    "SessionNotFound",
+    "cancel_request",
+    "capabilities",
+    "claim_get_stream",
+    "create_session",
+    "end_session",
+    "handle_request",
+    "list_changed_supported",
+    "load_session",
+    "mark_initialized",
+    "modern_meta",
+    "open_get_stream",
+    "server_info",
+    "tools_fingerprint",
+]

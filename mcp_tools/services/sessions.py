@@ -1,0 +1,130 @@
+"""Legacy (initialize) sessions: created, loaded and ended here; the transport never writes rows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.core.cache import cache
+from django.db import connections, router
+from django.utils import timezone
+
+from ..cancel import CancelFlag
+from ..conf import mcp_settings
+from ..models import McpSession
+from ..protocol import errors as e
+from ..protocol import versions as v
+from ..protocol.jsonrpc import Request, encode_result
+from ..protocol.negotiation import negotiate_legacy
+from ..types import Principal
+from .identity import capabilities, list_changed_supported, server_info, tools_fingerprint
+
+Session = McpSession
+"""A legacy session as the transport sees it (the row, loaded by ``load_session``)."""
+
+
+class SessionNotFound(Exception):
+    """Unknown, expired, ended, or owned by another principal: all answer 404 (H-14, H-15)."""
+
+
+def create_session(req: Request, principal: Principal, *, asgi: bool) -> tuple[bytes, str]:
+    """L-1..L-4: answer initialize and open a session row; returns (response, session id)."""
+    params = req.params
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise e.invalid_params("initialize needs params.protocolVersion (a string)")
+    version = negotiate_legacy(requested)
+    rev = v.get_revision(version)
+    client_info = params.get("clientInfo")
+    caps = params.get("capabilities")
+    session = McpSession.objects.create(
+        protocol_version=version,
+        principal_key=principal.key,
+        client_info=client_info if isinstance(client_info, dict) else {},
+        client_capabilities=caps if isinstance(caps, dict) else {},
+        expires_at=McpSession.expiry(mcp_settings.SESSION_IDLE_SECONDS),
+        tools_fingerprint=tools_fingerprint(principal)[0] if list_changed_supported(asgi) else "",
+    )
+    result: dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": capabilities(rev, asgi),
+        "serverInfo": server_info(rev),
+    }
+    if mcp_settings.INSTRUCTIONS:
+        result["instructions"] = mcp_settings.INSTRUCTIONS
+    return encode_result(req.id, result), session.id
+
+
+def load_session(session_id: str, principal: Principal) -> McpSession:
+    """The live session of this principal, in one plain SELECT (it runs on every request)."""
+    connection = connections[router.db_for_read(McpSession)]
+    ops = connection.ops
+    table = ops.quote_name(McpSession._meta.db_table)
+    now = timezone.now()
+    touch_before = now - timedelta(seconds=mcp_settings.SESSION_TOUCH_SECONDS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT protocol_version, log_level, initialized, tools_fingerprint, last_seen_at < %s FROM {table} "  # noqa: S608
+            "WHERE id = %s AND principal_key = %s AND expires_at > %s",
+            [
+                ops.adapt_datetimefield_value(touch_before),
+                session_id,
+                principal.key,
+                ops.adapt_datetimefield_value(now),
+            ],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise SessionNotFound(session_id)
+    version, log_level, initialized, heard, stale = row
+    session = McpSession(
+        id=session_id,
+        protocol_version=version,
+        principal_key=principal.key,
+        log_level=log_level,
+        initialized=bool(initialized),
+        tools_fingerprint=heard,
+    )
+    if stale:
+        session.expires_at = McpSession.expiry(mcp_settings.SESSION_IDLE_SECONDS)
+        McpSession.objects.filter(pk=session_id).update(last_seen_at=now, expires_at=session.expires_at)
+    return session
+
+
+def end_session(session_id: str, principal: Principal) -> bool:
+    return McpSession.objects.filter(pk=session_id, principal_key=principal.key).delete()[0] > 0
+
+
+def mark_initialized(session: McpSession) -> None:
+    if not session.initialized:
+        McpSession.objects.filter(pk=session.pk).update(initialized=True)
+
+
+def cancel_request(session: McpSession | None, params: Mapping[str, Any]) -> None:
+    """C-1: flag an in-flight request as cancelled; malformed or unknown ids are ignored."""
+    request_id = params.get("requestId")
+    if session is None or isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return
+    cache.set(CancelFlag.cache_key(session.pk, request_id), 1, timeout=3600)
+
+
+def set_log_level(session: McpSession, level: str) -> None:
+    McpSession.objects.filter(pk=session.pk).update(log_level=level)
+
+
+def open_get_stream(session: McpSession, fingerprint: str, token: str) -> bool:
+    """Make ``token`` the session's GET stream (H-9: the newest stream gets notifications).
+
+    Returns whether the client missed a change while it had no stream open (its last-heard
+    fingerprint differs from ``fingerprint``), so the stream can send list_changed at once.
+    """
+    missed = bool(session.tools_fingerprint) and session.tools_fingerprint != fingerprint
+    McpSession.objects.filter(pk=session.pk).update(tools_fingerprint=fingerprint, get_stream=token)
+    return missed
+
+
+def claim_get_stream(session_id: str, token: str, fingerprint: str) -> bool:
+    """One UPDATE: is ``token`` still the session's stream? Then record what the client is
+    about to hear. False: a newer stream took over (on any worker)."""
+    return bool(McpSession.objects.filter(pk=session_id, get_stream=token).update(tools_fingerprint=fingerprint))

@@ -1,0 +1,34 @@
+"""Long-running tool calls as tasks run by Celery (2025-11-25 core tasks, the 2026-07-28 extension).
+
+``service`` creates rows and serves the task methods, ``worker`` runs a task's handler in a
+Celery worker, ``jobs`` holds the Celery tasks (imported only where Celery is installed).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+
+from ..conf import mcp_settings
+
+
+def tasks_enabled() -> bool:
+    """Tasks are served when the setting allows it and Celery, an optional extra, is installed."""
+    return bool(mcp_settings.TASKS_ENABLED) and _celery_installed()
+
+
+@functools.cache
+def _celery_installed() -> bool:
+    return importlib.util.find_spec("celery") is not None
+
+
+class QueueUnavailable(Exception):
+    """The Celery broker refused the message."""
+
+
+class StillWorking(Exception):
+    """``tasks/result`` on a task that is not terminal yet, before the caller's deadline.
+
+    The view waits for it without holding a thread (it sleeps on the event loop and asks again),
+    so clients waiting on results cannot starve the thread pool that serves other requests.
+    """

@@ -1,0 +1,154 @@
+"""The worker side of tasks: run one task's handler through the runner and record the outcome.
+
+Called by the Celery task ``mcp_tools.run_task`` (``jobs.py``); everything here is plain Django.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+import orjson
+from django.utils import timezone
+
+from .. import runner
+from ..cancel import CancelFlag
+from ..catalog import get_catalog
+from ..conf import mcp_settings
+from ..models import McpTask
+from ..protocol import errors as e
+from ..protocol import tasks as wire
+from ..protocol import versions as v
+from ..types import Principal
+from .results import store_result
+
+logger = logging.getLogger("mcp_tools.tasks")
+
+WORKER_LOST_MESSAGE = "The worker running this task stopped before it finished."
+
+
+def _principal(task: McpTask) -> Principal:
+    data = task.principal_data or {}
+    scopes = data.get("scopes")
+    user = None
+    if data.get("user_id") is not None:
+        from django.contrib.auth import get_user_model
+
+        user = get_user_model().objects.filter(pk=data["user_id"]).first()
+    return Principal(
+        key=task.principal_key,
+        user=user,
+        client_id=data.get("client_id"),
+        scopes=None if scopes is None else frozenset(scopes),
+    )
+
+
+def _fail(task_id: str, code: int, message: str) -> bool:
+    return McpTask.objects.move(
+        task_id,
+        wire.FAILED,
+        error_code=code,
+        error_message=message,
+        status_message=message,
+        finished_at=timezone.now(),
+    )
+
+
+def execute(task_id: str) -> str:
+    """Run one task in a worker; returns the status it ended in (for logs and tests)."""
+    task = McpTask.objects.filter(pk=task_id).first()
+    if task is None:
+        return "missing"  # purged, or the broker outlived the row
+    if task.terminal:
+        return task.status  # cancelled before it started, or a duplicate delivery
+    if task.attempts > 0:
+        # acks_late + reject_on_worker_lost: a worker died with this message unacknowledged.
+        logger.warning("Task %s was interrupted (attempt %s); worker-lost policy %s", task_id, task.attempts,
+                       mcp_settings.TASK_WORKER_LOST)  # fmt: skip
+        if mcp_settings.TASK_WORKER_LOST != "retry" or task.attempts >= int(mcp_settings.TASK_MAX_ATTEMPTS):
+            _fail(task_id, e.INTERNAL_ERROR, WORKER_LOST_MESSAGE)
+            return wire.FAILED
+    attempt = task.attempts + 1
+    now = timezone.now()
+    fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "updated_at": now}
+    if attempt > 1:
+        fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
+    if not McpTask.objects.filter(pk=task_id, status__in=(wire.WORKING, wire.INPUT_REQUIRED)).update(**fields):
+        return McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first() or "missing"
+    try:
+        return _run(task)
+    except Exception:
+        logger.exception("Task %s could not be run", task_id)
+        _fail(task_id, e.INTERNAL_ERROR, "The task could not be run (internal error).")
+        return wire.FAILED
+
+
+class TaskCancelFlag(CancelFlag):
+    """ToolContext.cancelled for a task: the row is cancelled (or gone), read like any CancelFlag."""
+
+    __slots__ = ("task_id",)
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(None)
+        self.task_id = task_id
+
+    def _probe(self) -> bool:
+        status = McpTask.objects.filter(pk=self.task_id).values_list("status", flat=True).first()
+        return status is None or status == wire.CANCELLED
+
+
+def _run(task: McpTask) -> str:
+    rev = v.get_revision(task.protocol_version)
+    tool = get_catalog().get(task.tool_name)
+    if tool is None:
+        message = f"Unknown tool: {task.tool_name}"
+        _fail(task.pk, e.INVALID_PARAMS, message)
+        return wire.FAILED
+    cancelled = TaskCancelFlag(task.pk)
+    written = [-math.inf]  # time.monotonic() of the last status-message UPDATE
+
+    def progress(value: float, total: float | None, message: str | None) -> None:
+        # Progress of a task becomes its status message (TX has no progress for tasks, P-3).
+        # ToolContext keeps it increasing; the row is written at most every CANCEL_POLL_SECONDS,
+        # and always for the final step (value == total).
+        now = time.monotonic()
+        if now - written[0] < mcp_settings.CANCEL_POLL_SECONDS and value != total:
+            return
+        written[0] = now
+        if message is None:
+            message = f"{value:g} of {total:g}" if total is not None else f"{value:g}"
+        McpTask.objects.filter(pk=task.pk, status=wire.WORKING).update(
+            status_message=message[:1000], updated_at=timezone.now()
+        )
+
+    def log(level: str, data: Any, logger_name: str | None) -> None:
+        logger.log(logging.INFO, "Task %s log (%s): %s", task.pk, level, str(data)[:500])
+
+    match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled):
+        case runner.Cancelled():
+            # The handler saw the cancellation; the row already says cancelled (T11-13).
+            return wire.CANCELLED
+        case runner.InputRequired():
+            # A task that asks needs the input_required round trip; until a task can carry
+            # one, the task fails with a message the client can read.
+            outcome = runner.error(f"Tool {tool.name!r} needs input, which a task cannot ask for yet.")
+        case runner.Complete(result):
+            outcome = result
+    stored = store_result(outcome)
+    size = len(orjson.dumps(stored))
+    limit = int(mcp_settings.TASK_RESULT_MAX_BYTES)
+    if size > limit:
+        message = f"The tool's result is {size} bytes, over the {limit}-byte limit for task results."
+        _fail(task.pk, e.INTERNAL_ERROR, message)
+        return wire.FAILED
+    failed = wire.failed_on_error(rev, outcome.is_error)
+    status = wire.FAILED if failed else wire.COMPLETED
+    message = "The tool reported an error." if outcome.is_error else ""
+    moved = McpTask.objects.move(task.pk, status, result=stored, status_message=message, finished_at=timezone.now())
+    if not moved:
+        # Cancelled while running: it stays cancelled (T11-13).
+        return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
+    logger.info("Task %s %s", task.pk, status)
+    return status

@@ -1,0 +1,207 @@
+"""An optional ASGI front for the MCP endpoint: the same view, without Django's request cycle.
+
+Django serves every request through its handler: request signals (whose synchronous receivers
+make it start and join a thread per request), the middleware chain and URL resolution. The MCP
+endpoint needs none of them: it checks Host, Origin, CORS and credentials itself. The front
+answers the endpoint's path by calling the view directly and hands every other request to the
+Django application unchanged::
+
+    # asgi.py of the site
+    from django.core.asgi import get_asgi_application
+    from mcp_tools.asgi import McpFront
+
+    application = McpFront(get_asgi_application())
+
+What differs from the plain view, on the endpoint's path only: the site's middleware and the
+``request_started`` / ``request_finished`` signals do not run. See README "Deployment".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from io import BytesIO
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.conf import settings
+from django.core import signals
+from django.core.exceptions import SuspiciousOperation
+from django.core.handlers.asgi import ASGIRequest
+from django.db import connections
+from django.urls import NoReverseMatch, reverse, set_script_prefix
+
+from ..conf import mcp_settings
+from ..protocol.errors import internal_error, invalid_request
+from ..protocol.jsonrpc import encode_error
+
+if TYPE_CHECKING:
+    from .replies import Reply
+
+logger = logging.getLogger("django.request")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+# Loose on purpose: Django's handler and other ASGI apps spell the same protocol differently.
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+
+INTERNAL_ERROR = encode_error(None, internal_error())
+BAD_REQUEST = encode_error(None, invalid_request("Bad Request: malformed HTTP request"))
+
+
+class McpFront:
+    """Serve the MCP endpoint's path directly; pass everything else to ``app``.
+
+    ``path`` is the endpoint's path below the script prefix; by default the URL named
+    ``mcp_tools:endpoint``, looked up on the first request.
+    """
+
+    def __init__(self, app: ASGIApp, path: str | None = None) -> None:
+        self.app = app
+        self._path = path
+
+    @property
+    def path(self) -> str | None:
+        """The endpoint's path; None (everything goes to the site) when no URL routes to it."""
+        if self._path is None:
+            try:
+                self._path = reverse("mcp_tools:endpoint")
+            except NoReverseMatch:
+                logger.warning("McpFront: no URL named 'mcp_tools:endpoint'; every request goes to the site")
+                self._path = ""
+        return self._path or None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            root = scope.get("root_path", "")
+            path = scope["path"]
+            endpoint = self.path
+            if endpoint is not None and path.startswith(root) and path[len(root) :] == endpoint:
+                await _Exchange(scope, receive, send).run()
+                return
+        await self.app(scope, receive, send)
+
+
+class _Exchange:
+    """One HTTP request to the endpoint, from the body in to the last byte out."""
+
+    __slots__ = ("finished", "receive", "scope", "send")
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.scope = scope
+        self.receive = receive
+        self.send = send
+        self.finished = False
+
+    async def run(self) -> None:
+        body, gone = await self._read_body()
+        if gone:
+            return
+        try:
+            request = ASGIRequest(self.scope, BytesIO(body))
+        except (UnicodeDecodeError, SuspiciousOperation):
+            await self._send_plain(400, [(b"content-type", b"application/json")], BAD_REQUEST)
+            return
+        # As Django's handler does: FORCE_SCRIPT_NAME first, then the server's root_path.
+        set_script_prefix(settings.FORCE_SCRIPT_NAME or self.scope.get("root_path", "") or "/")
+        task = asyncio.current_task()
+        assert task is not None
+        # Like Django's handler: a client that goes away cancels the request (H-D8) or ends its
+        # stream; nothing else reads from ``receive`` once the body is in.
+        watcher = asyncio.ensure_future(self._watch(task))
+        try:
+            if mcp_settings.THREAD_SENSITIVE:
+                # One per-request thread for the ORM work, as under Django's handler; its
+                # connections end with it (Django closes them on request_finished).
+                async with ThreadSensitiveContext():
+                    try:
+                        await self._respond(request)
+                    finally:
+                        await sync_to_async(connections.close_all)()
+            else:
+                await self._respond(request)
+        except asyncio.CancelledError:
+            if not watcher.done():
+                raise  # not the client: the server is stopping
+            task.uncancel()  # the cancellation was ours; the server's task goes on clean
+        finally:
+            watcher.cancel()
+
+    async def _respond(self, request: ASGIRequest) -> None:
+        from .views import respond
+
+        try:
+            reply = await respond(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # What Django's handler would do, in the endpoint's own error shape.
+            logger.exception("Internal Server Error: %s", request.path)
+            await signals.got_request_exception.asend(sender=None, request=request)
+            await self._send_plain(500, [(b"content-type", b"application/json")], INTERNAL_ERROR)
+            return
+        del request  # a long stream keeps only what its generator needs
+        try:
+            await self._send_reply(reply)
+        finally:
+            if reply.on_close is not None:
+                reply.on_close()
+
+    async def _send_reply(self, reply: Reply) -> None:
+        headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers.items()]
+        if reply.stream is None:
+            await self._send_plain(reply.status, headers, reply.body)
+            return
+        await self.send({"type": "http.response.start", "status": reply.status, "headers": headers})
+        # aclosing: a stream cancelled while a write waits is closed now (its listener and
+        # stream slot released), not whenever the generator is collected.
+        async with contextlib.aclosing(reply.stream()) as chunks:
+            try:
+                async for chunk in chunks:
+                    await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except Exception:
+                # Headers are out: end the stream cleanly; the detail goes to the log only.
+                logger.exception("Error in the response stream of %s", self.scope["path"])
+        self.finished = True
+        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _send_plain(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        headers.append((b"content-length", str(len(body)).encode()))
+        await self.send({"type": "http.response.start", "status": status, "headers": headers})
+        self.finished = True
+        await self.send({"type": "http.response.body", "body": body, "more_body": False})
+
+    async def _read_body(self) -> tuple[bytes, bool]:
+        """The request body, cut one byte past the limit (the view answers 413 for it).
+
+        A declared length over the limit is not read at all: the view refuses it from the header.
+        """
+        limit = mcp_settings.MAX_BODY_BYTES
+        for name, value in self.scope["headers"]:
+            if name == b"content-length":
+                if value.isdigit() and int(value) > limit:
+                    return b"", False
+                break
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                return b"", True
+            chunk = message.get("body", b"")
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit or not message.get("more_body", False):
+                return b"".join(chunks)[: limit + 1], False
+
+    async def _watch(self, task: asyncio.Task[Any]) -> None:
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                if not self.finished:
+                    task.cancel()
+                return

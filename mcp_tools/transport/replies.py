@@ -1,0 +1,141 @@
+"""What every answer of the endpoint is made of: the ``Reply``, HTTP checks and shared helpers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest
+
+from .. import services
+from ..auth import AuthFailure, get_auth_backend
+from ..conf import mcp_settings
+from ..protocol import errors as e
+from ..protocol import versions as v
+from ..protocol.errors import McpError
+from ..protocol.jsonrpc import encode_error
+from ..protocol.negotiation import check_legacy_version_header
+from ..services import SessionNotFound
+from ..types import Principal
+
+ALLOW = "GET, POST, DELETE, OPTIONS"
+
+
+BASE_ALLOWED_HEADERS = (
+    "accept",
+    "authorization",
+    "content-type",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+    "mcp-protocol-version",
+    "mcp-session-id",
+)
+
+
+EXPOSED_HEADERS = "Mcp-Session-Id, WWW-Authenticate"
+
+
+Emit = Callable[[bytes], None]
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    stream: Callable[[], AsyncGenerator[bytes, None]] | None = None
+    # Called once the reply is done with, sent or not (a stream that never started still
+    # holds its slot); whoever sends the reply calls it.
+    on_close: Callable[[], None] | None = None
+
+
+def error_reply(exc: McpError, request_id: Any = None) -> Reply:
+    return Reply(exc.http_status, encode_error(request_id, exc), dict(exc.headers))
+
+
+def plain_error(status: int, code: int, message: str) -> Reply:
+    return error_reply(McpError(code, message, http_status=status))
+
+
+def check_host_and_origin(request: HttpRequest) -> Reply | None:
+    """H-2: DNS-rebinding defence. A bad Host or a foreign Origin gets 403."""
+    try:
+        host = request.get_host()
+    except DisallowedHost:
+        return plain_error(403, e.INVALID_REQUEST, "Forbidden: Host not allowed")
+    origin = request.headers.get("origin")
+    if origin is None or _origin_allowed(origin, host, request.scheme or "http"):
+        return None
+    return plain_error(403, e.INVALID_REQUEST, "Forbidden: Origin not allowed")
+
+
+def _origin_allowed(origin: str, host: str, scheme: str) -> bool:
+    allowed = mcp_settings.ALLOWED_ORIGINS
+    if "*" in allowed or origin in allowed:
+        return True
+    parts = urlsplit(origin)
+    return parts.netloc == host and parts.scheme == scheme
+
+
+def accepts(request: HttpRequest, media_type: str) -> bool:
+    accept = request.headers.get("accept")
+    if not accept:
+        return True
+    kinds = {item.split(";", 1)[0].strip().lower() for item in accept.split(",")}
+    major = media_type.split("/", 1)[0]
+    return bool(kinds & {media_type, f"{major}/*", "*/*"})
+
+
+def cors_headers(request: HttpRequest) -> dict[str, str]:
+    origin = request.headers.get("origin")
+    if not origin:
+        return {}
+    return {"Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": EXPOSED_HEADERS, "Vary": "Origin"}
+
+
+def preflight(request: HttpRequest) -> Reply:
+    asked = request.headers.get("access-control-request-headers", "")
+    names = [h.strip().lower() for h in asked.split(",") if h.strip()]
+    allowed = [h for h in names if h in BASE_ALLOWED_HEADERS or h.startswith("mcp-param-")]
+    return Reply(
+        204,
+        headers={
+            "Access-Control-Allow-Methods": ALLOW,
+            "Access-Control-Allow-Headers": ", ".join(allowed or BASE_ALLOWED_HEADERS),
+            "Access-Control-Max-Age": str(mcp_settings.CORS_MAX_AGE),
+        },
+    )
+
+
+def request_headers(request: HttpRequest) -> dict[str, str]:
+    return {key.lower(): value for key, value in request.headers.items()}
+
+
+def authenticate(request: HttpRequest) -> Principal:
+    return get_auth_backend().authenticate(request)
+
+
+def auth_reply(exc: AuthFailure) -> Reply:
+    body = orjson.dumps({"error": exc.error, "error_description": exc.description})
+    return Reply(exc.status, body, {"Cache-Control": "no-store", **exc.headers})
+
+
+def legacy_session(headers: dict[str, str], principal: Principal) -> services.Session:
+    session_id = headers.get("mcp-session-id")
+    if not session_id:
+        if headers.get("mcp-protocol-version") in v.MODERN_VERSIONS:
+            raise e.invalid_params("Missing params._meta protocol fields", http_status=400)
+        raise e.invalid_request("Bad Request: missing Mcp-Session-Id header; send initialize first")
+    try:
+        session = services.load_session(session_id, principal)
+    except SessionNotFound as exc:
+        raise McpError(
+            e.INVALID_REQUEST, "Session not found; start a new one with initialize", http_status=404
+        ) from exc
+    check_legacy_version_header(headers, session.protocol_version)
+    return session

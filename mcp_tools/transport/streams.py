@@ -1,0 +1,165 @@
+"""Long-lived notification streams: the legacy GET stream and 2026-07-28 subscriptions/listen."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
+
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpRequest
+
+from .. import services
+from ..auth import AuthFailure
+from ..conf import mcp_settings
+from ..notify.hub import Listener, acquire_stream_slot, get_hub, release
+from ..protocol import errors as e
+from ..protocol import sse
+from ..protocol import versions as v
+from ..protocol.errors import McpError
+from ..protocol.jsonrpc import Request, encode_notification, encode_result
+from ..services import Exchange
+from ..threads import run_sync
+from .replies import Reply, accepts, auth_reply, authenticate, error_reply, legacy_session, plain_error, request_headers
+
+LIST_CHANGED_METHOD = "notifications/tools/list_changed"
+
+
+LIST_CHANGED = encode_notification(LIST_CHANGED_METHOD)
+
+
+def _too_many_streams() -> Reply:
+    limit = mcp_settings.MAX_STREAMS_PER_PRINCIPAL
+    message = f"Too many open notification streams (limit {limit})"
+    return error_reply(McpError(e.INVALID_REQUEST, message, http_status=429, headers={"Retry-After": "5"}))
+
+
+def serve_listen(message: Request, ex: Exchange) -> Reply:
+    """H-D10: acknowledge the honoured subset first, then keep the stream open."""
+    wanted = message.params.get("notifications")
+    if wanted is not None and not isinstance(wanted, dict):
+        raise e.invalid_params("subscriptions/listen params.notifications must be an object")
+    honoured: dict[str, Any] = {}
+    if isinstance(wanted, dict) and wanted.get("toolsListChanged") is True and services.list_changed_supported(ex.asgi):
+        honoured["toolsListChanged"] = True
+    meta = {v.META_SUBSCRIPTION_ID: message.id}
+    ack = encode_notification("notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured})
+    final = encode_result(message.id, {"resultType": "complete", "_meta": meta})
+    changed = encode_notification(LIST_CHANGED_METHOD, {"_meta": meta})
+    principal = ex.principal
+    listener = None
+    if honoured:
+        if not acquire_stream_slot(principal):
+            return _too_many_streams()
+        listener = Listener(principal, *services.tools_fingerprint(principal))
+
+    async def stream() -> AsyncGenerator[bytes, None]:
+        try:
+            if listener is not None:
+                get_hub().register(listener)
+            yield sse.event(ack)
+            async for event in _notifications(listener, changed):
+                yield event
+            yield sse.event(final)  # server-initiated end: the graceful listen result
+        finally:
+            if listener is not None:
+                release(listener)
+
+    return Reply(200, stream=stream, on_close=None if listener is None else lambda: release(listener))
+
+
+async def _notifications(
+    listener: Listener | None,
+    event: bytes,
+    claim: Callable[[], Awaitable[bool]] | None = None,
+) -> AsyncGenerator[bytes, None]:
+    """The body of a notification stream: list_changed when it applies, keep-alives between.
+
+    Without a listener (list_changed not delivered here) only keep-alives, until the deadline.
+    ``claim`` runs before each notification; False means another stream took over: end.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + mcp_settings.SSE_MAX_SECONDS
+    interval = mcp_settings.SSE_KEEPALIVE_SECONDS
+    while True:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        if listener is None:
+            await asyncio.sleep(min(interval, remaining))
+            wake = "idle"
+        else:
+            wake = await listener.next(min(interval, remaining))
+        if wake == "closed":
+            return
+        if wake == "changed":
+            if claim is not None and not await claim():
+                return
+            yield sse.event(event)
+            get_hub().sent()
+        elif loop.time() < deadline:
+            yield sse.comment("keep-alive")
+
+
+async def serve_get(request: HttpRequest) -> Reply:
+    """H-11: the legacy standalone SSE stream; modern requests have none (H-D1)."""
+    if not accepts(request, "text/event-stream"):
+        return plain_error(406, e.INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream")
+    headers = request_headers(request)
+    if not headers.get("mcp-session-id"):
+        return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
+    asgi = isinstance(request, ASGIRequest)
+
+    # H-9/H-11: a notification goes on one GET stream of the session, the newest: the session
+    # row names it, so a stream on any worker learns it was superseded.
+    token = secrets.token_hex(8)
+
+    def prepare() -> Reply | tuple[services.Session, Listener | None, bool]:
+        try:
+            principal = authenticate(request)
+        except AuthFailure as exc:
+            return auth_reply(exc)
+        try:
+            session = legacy_session(headers, principal)
+        except McpError as exc:
+            return error_reply(exc)
+        if not services.list_changed_supported(asgi):
+            return session, None, False
+        if not acquire_stream_slot(principal):
+            return _too_many_streams()
+        fingerprint, version = services.tools_fingerprint(principal)
+        # A change the client missed while it had no stream open is sent at once.
+        missed = services.open_get_stream(session, fingerprint, token)
+        return session, Listener(principal, fingerprint, version), missed
+
+    found = await run_sync(prepare)
+    if isinstance(found, Reply):
+        return found
+    session, listener, missed = found
+    rev = v.get_revision(session.protocol_version)
+    retry = mcp_settings.SSE_RETRY_MS
+
+    async def claim() -> bool:
+        assert listener is not None
+        return await run_sync(services.claim_get_stream, session.pk, token, listener.fingerprint)
+
+    async def stream() -> AsyncGenerator[bytes, None]:
+        try:
+            if rev.sse_priming:
+                yield sse.priming(f"{session.pk[:8]}-get-{token}", retry_ms=retry)
+            if listener is not None:
+                get_hub().register(listener)
+                if missed:
+                    yield sse.event(LIST_CHANGED)
+                    get_hub().sent()
+            async for event in _notifications(listener, LIST_CHANGED, claim):
+                yield event
+            if rev.sse_priming:
+                # H-12: say when to come back before closing the connection.
+                yield b"retry: " + str(retry).encode() + b"\n\n"
+        finally:
+            if listener is not None:
+                release(listener)
+
+    return Reply(200, stream=stream, on_close=None if listener is None else lambda: release(listener))

@@ -1,0 +1,392 @@
+"""The Streamable HTTP endpoint: POST, GET and DELETE in, JSON or SSE out; the protocol lives elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from .. import services
+from ..auth import AuthFailure
+from ..cancel import CancelFlag
+from ..conf import mcp_settings
+from ..protocol import errors as e
+from ..protocol import sse
+from ..protocol import versions as v
+from ..protocol.errors import McpError
+from ..protocol.jsonrpc import (
+    Message,
+    Notification,
+    Request,
+    Response,
+    encode_error,
+    load_json,
+    parse_message,
+    readable_id,
+)
+from ..protocol.negotiation import is_modern, read_modern_meta
+from ..services import Exchange
+from ..tasking import StillWorking
+from ..threads import run_sync, start_sync
+from ..types import Principal
+from .replies import (
+    ALLOW,
+    Emit,
+    Reply,
+    accepts,
+    auth_reply,
+    authenticate,
+    check_host_and_origin,
+    cors_headers,
+    error_reply,
+    legacy_session,
+    plain_error,
+    preflight,
+    request_headers,
+)
+from .streams import serve_get, serve_listen
+
+logger = logging.getLogger("mcp_tools")
+
+
+# --------------------------------------------------------------------------- the endpoint
+
+
+async def respond(request: HttpRequest) -> Reply:
+    """The endpoint's answer with every header set; the view (or the ASGI front) sends it."""
+    refused = check_host_and_origin(request)
+    if refused is not None:
+        reply = refused
+    elif request.method == "OPTIONS":
+        reply = preflight(request)
+    elif request.method == "POST":
+        reply = await _post(request)
+    elif request.method == "GET":
+        reply = await serve_get(request)
+    elif request.method == "DELETE":
+        reply = await _delete(request)
+    else:
+        reply = Reply(405, headers={"Allow": ALLOW})
+    headers = reply.headers = dict(reply.headers)  # never a shared dict
+    if reply.stream is not None:
+        headers["Content-Type"] = "text/event-stream"
+        headers["Cache-Control"] = "no-cache, no-transform"
+        headers["X-Accel-Buffering"] = "no"  # H-D9
+    elif reply.body:
+        headers["Content-Type"] = "application/json"
+    headers.update(cors_headers(request))
+    return reply
+
+
+@csrf_exempt
+async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    reply = await respond(request)
+    response: HttpResponse | StreamingHttpResponse
+    if reply.stream is not None:
+        response = _StreamingResponse(reply.stream(), status=reply.status)
+        response.on_close = reply.on_close
+    else:
+        response = HttpResponse(reply.body, status=reply.status)
+        if not reply.body:
+            del response["Content-Type"]
+    for key, value in reply.headers.items():
+        response[key] = value
+    return response
+
+
+class _StreamingResponse(StreamingHttpResponse):
+    """Django closes every response it handled, sent or not (in a worker thread)."""
+
+    on_close: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        try:
+            if self.on_close is not None:
+                self.on_close()
+        finally:
+            super().close()
+
+
+endpoint.login_required = False  # type: ignore[attr-defined]  # Django 5.1+ LoginRequiredMiddleware
+
+
+async def _post(request: HttpRequest) -> Reply:
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if content_type != "application/json":
+        return plain_error(415, e.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json")
+    if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
+        return plain_error(406, e.INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream")
+    limit = mcp_settings.MAX_BODY_BYTES
+    try:
+        declared = int(request.headers.get("content-length") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit:
+        return plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+    try:
+        body = request.body
+    except RequestDataTooBig:  # DATA_UPLOAD_MAX_MEMORY_SIZE is below MAX_BODY_BYTES
+        return plain_error(413, e.INVALID_REQUEST, "Payload Too Large")
+    if len(body) > limit:
+        return plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+    try:
+        decoded = load_json(body)
+    except McpError as exc:
+        return error_reply(exc)
+    can_stream = accepts(request, "text/event-stream")
+    if isinstance(decoded, list):
+        return await run_sync(_serve_batch, request, decoded)
+    try:
+        message = parse_message(decoded)
+    except McpError as exc:
+        return error_reply(exc, readable_id(decoded))
+    return await _serve_message(request, message, can_stream)
+
+
+async def _serve_message(request: HttpRequest, message: Message, can_stream: bool) -> Reply:
+    if isinstance(message, Request) and message.method == "tasks/result":
+        return await _await_task_result(request, message)
+    if not (isinstance(message, Request) and message.method == "tools/call"):
+        # Only a tool call can emit notifications before its result: no stream machinery.
+        return await run_sync(_serve_sync, request, message, None, CancelFlag(None))
+    # H-D8: a 2026-07-28 client that goes away cancels its call; H-16: a legacy one does not
+    # (it cancels with notifications/cancelled), so its call runs to the end unheard.
+    cancelled = CancelFlag(None)
+    on_disconnect = cancelled.set if is_modern(message.params) else None
+    outbox = _Outbox(asyncio.get_running_loop())
+    work = start_sync(_serve_sync, request, message, outbox.emit if can_stream else None, cancelled)
+    work.add_done_callback(outbox.wake)
+    try:
+        if not work.done():
+            await outbox.wait()  # the result, or the first notification, whichever comes first
+    except asyncio.CancelledError:
+        if on_disconnect is not None:
+            on_disconnect()
+        raise
+    if not outbox.items:
+        return work.result()
+    # The call emitted a notification before its result: answer with an SSE stream (H-7).
+    return Reply(200, stream=lambda: _request_stream(outbox, work, on_disconnect))
+
+
+class _Outbox:
+    """Notifications a tool call emits from its thread, handed over to the event loop."""
+
+    __slots__ = ("items", "loop", "waiter")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.items: deque[bytes] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+
+    def emit(self, data: bytes) -> None:  # in the handler's thread
+        self.loop.call_soon_threadsafe(self._arrived, data)
+
+    def _arrived(self, data: bytes) -> None:
+        self.items.append(data)
+        self.wake()
+
+    def wake(self, _: object = None) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    async def wait(self) -> None:
+        self.waiter = self.loop.create_future()
+        try:
+            await self.waiter
+        finally:
+            self.waiter = None
+
+
+async def _await_task_result(request: HttpRequest, message: Request) -> Reply:
+    """T11-10: tasks/result waits for a working task on the event loop, not in a pool thread.
+
+    Each look is one short trip to the thread pool; between looks the request holds nothing but
+    a timer, and a client that goes away cancels the wait.
+    """
+    wait_until = time.monotonic() + float(mcp_settings.TASK_RESULT_WAIT_SECONDS)
+    delay = 0.02
+    while True:
+        try:
+            return await run_sync(_serve_sync, request, message, None, CancelFlag(None), wait_until)
+        except StillWorking:
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
+
+
+async def _request_stream(
+    outbox: _Outbox, work: asyncio.Future[Reply], on_disconnect: Callable[[], None] | None
+) -> AsyncGenerator[bytes, None]:
+    try:
+        while True:
+            while outbox.items:
+                yield sse.event(outbox.items.popleft())
+            # Notifications are handed over before the result (one thread, FIFO callbacks), so
+            # when the work is done, everything it emitted has been sent.
+            if work.done():
+                break
+            await outbox.wait()
+        reply = work.result()
+        # A cancelled call ends its stream without a response (C-1).
+        if reply.body:
+            yield sse.event(reply.body)
+    except (asyncio.CancelledError, GeneratorExit):
+        if on_disconnect is not None:  # H-D8 (modern only; H-16)
+            on_disconnect()
+        raise
+
+
+def _serve_sync(
+    request: HttpRequest, message: Message, emit: Emit | None, cancelled: CancelFlag, wait_until: float = 0.0
+) -> Reply:
+    """Authenticate, pick the era, and serve one message (runs in a worker thread)."""
+    try:
+        principal = authenticate(request)
+    except AuthFailure as exc:
+        return auth_reply(exc)
+    headers = request_headers(request)
+    asgi = isinstance(request, ASGIRequest)
+    request_id = message.id if isinstance(message, Request) else None
+    try:
+        # V-2: a request carrying the 2026-07-28 _meta fields is modern whatever its method
+        # (a modern "initialize" is a removed method: 404 + -32601).
+        if isinstance(message, Request | Notification) and is_modern(message.params):
+            return _serve_modern(message, principal, headers, emit, cancelled, asgi)
+        if isinstance(message, Response) and headers.get("mcp-protocol-version") in v.MODERN_VERSIONS:
+            # H-D2: 2026-07-28 clients never POST responses (the server sends no requests).
+            raise e.invalid_request("Invalid Request: clients do not send JSON-RPC responses in 2026-07-28")
+        if isinstance(message, Request) and message.method == "initialize":
+            body, session_id = services.create_session(message, principal, asgi=asgi)
+            return Reply(200, body, {"Mcp-Session-Id": session_id})
+        return _serve_legacy(message, principal, headers, emit, cancelled, asgi, wait_until)
+    except McpError as exc:
+        return error_reply(exc, request_id)
+    except AuthFailure as exc:  # A-5: step-up for a tools/call
+        return auth_reply(exc)
+
+
+def _serve_modern(
+    message: Request | Notification,
+    principal: Principal,
+    headers: dict[str, str],
+    emit: Emit | None,
+    cancelled: CancelFlag,
+    asgi: bool,
+) -> Reply:
+    if isinstance(message, Notification):
+        # D defines no client notification over HTTP; an accepted one still gets 202 (H-D2).
+        return Reply(202)
+    meta = read_modern_meta(headers, message.method, message.params)
+    ex = Exchange(meta.revision, principal, headers, modern=meta, emit=emit, cancelled=cancelled, asgi=asgi)
+    if message.method == "subscriptions/listen":
+        return serve_listen(message, ex)
+    outcome = services.handle_request(message, ex)
+    return Reply(200) if outcome is None else Reply(*outcome)
+
+
+def _serve_legacy(
+    message: Message,
+    principal: Principal,
+    headers: dict[str, str],
+    emit: Emit | None,
+    cancelled: CancelFlag,
+    asgi: bool,
+    wait_until: float,
+) -> Reply:
+    session = legacy_session(headers, principal)
+    rev = v.get_revision(session.protocol_version)
+    if isinstance(message, Notification):
+        _accept_notification(message, session)
+        return Reply(202)
+    if isinstance(message, Response):
+        return Reply(202)
+    # Legacy clients cancel with notifications/cancelled, possibly through another worker.
+    cancelled.key = CancelFlag.cache_key(session.pk, message.id)
+    ex = Exchange(
+        rev, principal, headers, session=session, emit=emit, cancelled=cancelled, asgi=asgi, wait_until=wait_until
+    )
+    outcome = services.handle_request(message, ex)
+    if outcome is None:
+        return Reply(200, stream=_empty_stream)
+    return Reply(*outcome)
+
+
+async def _empty_stream() -> AsyncGenerator[bytes, None]:
+    if False:  # pragma: no cover - makes this an async generator
+        yield b""
+
+
+def _accept_notification(message: Notification, session: services.Session) -> None:
+    if message.method == "notifications/initialized":
+        services.mark_initialized(session)
+    elif message.method == "notifications/cancelled":
+        services.cancel_request(session, message.params)
+
+
+def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
+    """L-8: 2025-03-26 sessions accept arrays; later revisions refuse them."""
+    if not items:
+        return plain_error(400, e.INVALID_REQUEST, "Invalid Request: empty batch")
+    try:
+        principal = authenticate(request)
+    except AuthFailure as exc:
+        return auth_reply(exc)
+    headers = request_headers(request)
+    if any(isinstance(item, dict) and item.get("method") == "initialize" for item in items):
+        return plain_error(400, e.INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch")
+    try:
+        session = legacy_session(headers, principal)
+    except McpError as exc:
+        return error_reply(exc)
+    rev = v.get_revision(session.protocol_version)
+    if not rev.batching:
+        return plain_error(400, e.INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not part of {rev.version}")
+    responses: list[bytes] = []
+    for item in items:
+        try:
+            message = parse_message(item)
+        except McpError as exc:
+            responses.append(encode_error(readable_id(item), exc))
+            continue
+        if isinstance(message, Notification):
+            _accept_notification(message, session)
+        elif isinstance(message, Request):
+            ex = Exchange(rev, principal, headers, session=session, asgi=isinstance(request, ASGIRequest))
+            try:
+                outcome = services.handle_request(message, ex)
+            except AuthFailure as exc:
+                return auth_reply(exc)
+            if outcome is not None:
+                responses.append(outcome[1])
+    if not responses:
+        return Reply(202)
+    return Reply(200, b"[" + b",".join(responses) + b"]")
+
+
+# --------------------------------------------------------------------------- long-lived streams
+
+
+async def _delete(request: HttpRequest) -> Reply:
+    headers = request_headers(request)
+    session_id = headers.get("mcp-session-id")
+    if not session_id:
+        return plain_error(400, e.INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+
+    def end() -> Reply:
+        try:
+            principal = authenticate(request)
+        except AuthFailure as exc:
+            return auth_reply(exc)
+        if services.end_session(session_id, principal):
+            return Reply(204)
+        return plain_error(404, e.INVALID_REQUEST, "Session not found")
+
+    return await run_sync(end)

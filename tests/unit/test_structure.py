@@ -1,0 +1,192 @@
+"""The structure: typed settings, caches cleared with them, one list of a tool's fields, the
+runner's typed outcomes, and the import contracts of ARCHITECTURE.md."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
+
+from mcp_tools import runner
+from mcp_tools.catalog import compile_tool
+from mcp_tools.conf import SETTINGS, mcp_settings
+from mcp_tools.exceptions import InputNeeded, ToolCancelled, ToolError
+from mcp_tools.registry import HandlerKind, registry
+from mcp_tools.types import ANONYMOUS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        ("PAGE_SIZE", "50", "integer"),
+        ("PAGE_SIZE", 0, "at least 1"),
+        ("VALIDATE_OUTPUT", "yes", "True or False"),
+        ("SCOPE_ADVERTISING", "some", "'all', 'progressive'"),
+        ("TASK_WORKER_LOST", "retry-later", "'retry', 'fail'"),
+        ("ALLOWED_ORIGINS", "https://a.example", "list of strings"),
+        ("SSE_MAX_SECONDS", 0, "above 0"),
+        ("THREAD_POOL_SIZE", True, "integer"),
+        ("JWT", [], "dict"),
+    ],
+)
+def test_a_value_of_the_wrong_type_or_range_names_the_key(name: str, value: object, words: str) -> None:
+    with override_settings(MCP_TOOLS={name: value}), pytest.raises(ImproperlyConfigured) as info:
+        getattr(mcp_settings, name)
+    assert name in str(info.value)
+    assert words in str(info.value)
+
+
+def test_the_system_check_reports_every_bad_key_at_once() -> None:
+    from mcp_tools.checks import check_settings
+
+    with override_settings(MCP_TOOLS={"PAGE_SIZE": "50", "CORS_MAX_AGE": -1, "AUDIT_ENABLED": 1}):
+        errors = check_settings()
+    assert {error.id for error in errors} == {"mcp_tools.E001"}
+    assert sorted(name for name in ("PAGE_SIZE", "CORS_MAX_AGE", "AUDIT_ENABLED") for e in errors if name in e.msg) == [
+        "AUDIT_ENABLED",
+        "CORS_MAX_AGE",
+        "PAGE_SIZE",
+    ]
+
+
+def test_the_system_check_refuses_a_backend_that_is_not_an_auth_backend() -> None:
+    from mcp_tools.checks import check_settings
+
+    with override_settings(MCP_TOOLS={"AUTH_BACKEND": "mcp_tools.catalog.Catalog"}):
+        errors = check_settings()
+    assert [e.id for e in errors] == ["mcp_tools.E001"]
+    assert "BaseAuthBackend" in errors[0].msg
+
+
+def test_every_default_passes_its_own_check() -> None:
+    assert [name for name, spec in SETTINGS.items() if spec.check(spec.default) is not None] == []
+    assert mcp_settings.problems() == []
+
+
+def test_derived_caches_follow_the_settings() -> None:
+    """serverInfo and the cursor key are cached, and cleared when MCP_TOOLS or SECRET_KEY change."""
+    from mcp_tools.protocol import versions as v
+    from mcp_tools.services import server_info
+    from mcp_tools.services.identity import cursor_key
+
+    rev = v.get_revision(v.V2025_11_25)
+    before, key = server_info(rev)["name"], cursor_key()
+    with override_settings(MCP_TOOLS={"SERVER_NAME": "renamed", "SERVER_TITLE": "Renamed"}):
+        assert server_info(rev)["name"] == "renamed"
+        assert server_info(rev)["title"] == "Renamed"
+    assert server_info(rev)["name"] == before
+    with override_settings(SECRET_KEY="another-secret-key-for-this-test-only-0123456789"):
+        assert cursor_key() != key
+    assert cursor_key() == key
+
+
+def test_one_list_of_a_tools_fields_serves_the_form_and_the_catalog() -> None:
+    from mcp_tools.admin.forms import TOOL_FIELDSETS, ToolForm
+    from mcp_tools.models import BINDING_FIELDS, EDITABLE_FIELDS, WIRE_FIELDS, Tool
+
+    arranged = [name for _, options in TOOL_FIELDSETS for name in options["fields"]]
+    assert sorted(arranged) == sorted(EDITABLE_FIELDS)
+    assert len(arranged) == len(set(arranged))
+    assert tuple(ToolForm._meta.fields or ()) == EDITABLE_FIELDS
+    columns = {f.name for f in Tool._meta.get_fields()}
+    assert set(EDITABLE_FIELDS) <= columns
+    # The catalog compiles a tool from exactly the wire and binding columns (plus pk, version).
+    row: dict[str, Any] = dict.fromkeys((*WIRE_FIELDS, *BINDING_FIELDS))
+    row.update(pk=1, version=3, name="t", title="", description="", input_schema={"type": "object"})
+    row.update(annotation_title="", task_support="forbidden", handler_key="k", handler_config={})
+    tool = compile_tool(row)
+    assert (tool.name, tool.version, tool.handler_key) == ("t", 3, "k")
+
+
+@pytest.fixture
+def tool_of() -> Any:
+    keys: list[str] = []
+
+    def make(func: Any) -> Any:
+        key = f"test.structure.{len(keys)}"
+        registry.register(HandlerKind(key, func))
+        keys.append(key)
+        row = {
+            "pk": len(keys),
+            "version": 1,
+            "name": key,
+            "title": "",
+            "description": "",
+            "input_schema": {"type": "object"},
+            "output_schema": None,
+            "annotation_title": "",
+            "read_only_hint": None,
+            "destructive_hint": None,
+            "idempotent_hint": None,
+            "open_world_hint": None,
+            "icons": [],
+            "task_support": "forbidden",
+            "handler_key": key,
+            "handler_config": {},
+        }
+        return compile_tool(row)
+
+    yield make
+    for key in keys:
+        registry.unregister(key)
+
+
+def _invoke(tool: Any, cancelled: bool = False) -> runner.Outcome:
+    return runner.invoke(tool, {}, ANONYMOUS, lambda *a: None, lambda *a: None, lambda: cancelled)
+
+
+def _asks(ctx: Any) -> None:
+    raise InputNeeded({"confirm": {"method": "elicitation/create", "params": {"message": "Sure?"}}})
+
+
+def _fails(ctx: Any) -> None:
+    raise ToolError("no such item")
+
+
+def _breaks(ctx: Any) -> None:
+    raise KeyError("internal")
+
+
+def _stops(ctx: Any) -> None:
+    raise ToolCancelled()
+
+
+def test_the_runner_answers_with_typed_outcomes(tool_of: Any) -> None:
+    match _invoke(tool_of(lambda ctx: "done")):
+        case runner.Complete(result):
+            assert result.content == [{"type": "text", "text": "done"}]
+            assert result.is_error is False
+        case other:
+            pytest.fail(f"not complete: {other!r}")
+    failed = _invoke(tool_of(_fails))
+    assert isinstance(failed, runner.Complete)
+    assert failed.result.is_error
+    assert failed.result.content[0]["text"] == "no such item"
+    broken = _invoke(tool_of(_breaks))
+    assert isinstance(broken, runner.Complete)
+    assert broken.result.is_error
+    assert "internal" not in broken.result.content[0]["text"]  # logged, never echoed
+    asked = _invoke(tool_of(_asks))
+    assert asked == runner.InputRequired({"confirm": {"method": "elicitation/create", "params": {"message": "Sure?"}}})
+    assert _invoke(tool_of(_stops)) == runner.CANCELLED
+    # A call cancelled while its handler ran answers Cancelled whatever the handler returned.
+    assert _invoke(tool_of(lambda ctx: "late"), cancelled=True) == runner.CANCELLED
+    assert _invoke(tool_of(_asks), cancelled=True) == runner.CANCELLED
+
+
+def test_import_contracts_hold() -> None:
+    """ARCHITECTURE.md's layers, written as import-linter contracts in .importlinter."""
+    command = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert command is not None, "import-linter is a dev dependency (pyproject.toml)"
+    done = subprocess.run([command, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "BROKEN" not in done.stdout
+    assert done.stdout.count("KEPT") >= 4
