@@ -5,6 +5,7 @@
 - mcp_tools.W002: an enabled tool's stored schema is no longer valid.
 - mcp_tools.E002: an OAuth backend is configured without a usable RESOURCE_URL.
 - mcp_tools.W003: DOT's issuer is not the first of the PRM authorization_servers.
+- mcp_tools.W004: the endpoint is open to anyone (AllowAnyBackend) while DEBUG is off.
 """
 
 from __future__ import annotations
@@ -85,6 +86,29 @@ def check_oauth() -> list[CheckMessage]:
     return []
 
 
+def check_open_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W004: secure by default means saying so when the endpoint serves every tool to anyone."""
+    from django.conf import settings
+
+    from .auth import AllowAnyBackend
+    from .conf import mcp_settings
+
+    if settings.DEBUG or mcp_settings.problems():
+        return []
+    backend = mcp_settings.AUTH_BACKEND
+    if isinstance(backend, type) and issubclass(backend, AllowAnyBackend):
+        return [
+            Warning(
+                "The MCP endpoint is open: AllowAnyBackend lets anyone list and call every tool, and DEBUG is off.",
+                hint="Set MCP_TOOLS['AUTH_BACKEND'] to mcp_tools.auth.DOTBackend (or JWTBackend, or your own "
+                "backend); see the README's 'Adding it to a site'. Silence with SILENCED_SYSTEM_CHECKS on a "
+                "trusted network.",
+                id="mcp_tools.W004",
+            )
+        ]
+    return []
+
+
 def check_tools(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
     if not databases:
         return []
@@ -125,4 +149,5 @@ def check_tools(app_configs: Any = None, databases: Any = None, **kwargs: Any) -
 
 def register() -> None:
     register_check(check_settings)
+    register_check(check_open_endpoint, Tags.security)
     register_check(check_tools, Tags.database)

@@ -29,3 +29,11 @@ class ScopeHeaderBackend(HeaderAuthBackend):
     def can_see(self, tool: CompiledTool, principal: Principal) -> bool:
         scopes = principal.scopes or frozenset()
         return "all" in scopes or tool.name in scopes
+
+
+class StepUpHeaderBackend(HeaderAuthBackend):
+    """Like an OAuth backend: a tool the caller lacks scopes for asks for them (403)."""
+
+    def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
+        wanted = " ".join(sorted(tool.required_scopes))
+        return AuthFailure(403, "insufficient_scope", f"Tool {tool.name!r} needs {wanted}", {})

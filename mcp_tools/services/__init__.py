@@ -20,9 +20,11 @@ from .sessions import (
     mark_initialized,
     open_get_stream,
 )
+from .tools import authorize_batch
 
 __all__ = [
     "Exchange",
+    "authorize_batch",
     "Session",
     "SessionNotFound",
     "cancel_request",

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from django.core.cache import cache
 from django.db import connections, router
 from django.utils import timezone
 
+from .. import cancel
 from ..cancel import CancelFlag
 from ..conf import mcp_settings
 from ..models import McpSession
@@ -102,11 +102,12 @@ def mark_initialized(session: McpSession) -> None:
 
 
 def cancel_request(session: McpSession | None, params: Mapping[str, Any]) -> None:
-    """C-1: flag an in-flight request as cancelled; malformed or unknown ids are ignored."""
+    """C-1: flag an in-flight request as cancelled; malformed ids are ignored, and an id that
+    is not in flight is remembered only briefly (``cancel.EARLY_CANCEL_SECONDS``)."""
     request_id = params.get("requestId")
     if session is None or isinstance(request_id, bool) or not isinstance(request_id, str | int):
         return
-    cache.set(CancelFlag.cache_key(session.pk, request_id), 1, timeout=3600)
+    cancel.cancel(CancelFlag.cache_key(session.pk, request_id))
 
 
 def set_log_level(session: McpSession, level: str) -> None:

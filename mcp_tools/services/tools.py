@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from .. import audit, ratelimit, runner
+from .. import audit, cancel, ratelimit, runner
 from ..auth import AuthFailure, get_auth_backend
 from ..catalog import Catalog, CompiledTool, get_catalog
 from ..conf import mcp_settings
@@ -81,6 +81,19 @@ def find_tool(name: Any, principal: Principal, catalog: Catalog) -> CompiledTool
     return tool
 
 
+def authorize_batch(requests: list[Request], principal: Principal) -> None:
+    """Raise the step-up ``AuthFailure`` of the first ``tools/call`` in ``requests`` the
+    principal may not make, before any of them runs; other problems are answered per item."""
+    catalog = get_catalog()
+    scoped = catalog.scoped(principal)
+    for req in requests:
+        if req.method == "tools/call":
+            try:
+                find_tool(req.params.get("name"), scoped, catalog)
+            except McpError:
+                continue
+
+
 def call_tool(req: Request, ex: Exchange) -> bytes | None:
     """tools/call, with one audit row per call whatever its outcome."""
     started = time.perf_counter()
@@ -88,6 +101,9 @@ def call_tool(req: Request, ex: Exchange) -> bytes | None:
     name = params.get("name")
     arguments = params.get("arguments")
     note: dict[str, Any] = {"outcome": "invalid", "detail": "", "tool": None}
+    tracked = ex.cancelled.key  # legacy calls: notifications/cancelled may name this request
+    if tracked is not None:
+        cancel.track(tracked)
     try:
         body = _call_inner(req, ex, note)
         if body is None:
@@ -103,6 +119,8 @@ def call_tool(req: Request, ex: Exchange) -> bytes | None:
         note.update(outcome="tool_error", detail="internal error")
         raise
     finally:
+        if tracked is not None:
+            cancel.untrack(tracked)
         tool: CompiledTool | None = note["tool"]
         audit.record(
             principal=ex.principal,

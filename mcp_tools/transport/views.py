@@ -349,21 +349,30 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
     rev = v.get_revision(session.protocol_version)
     if not rev.batching:
         return plain_error(400, e.INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not part of {rev.version}")
-    responses: list[bytes] = []
+    parsed: list[Message | bytes] = []
     for item in items:
         try:
-            message = parse_message(item)
+            parsed.append(parse_message(item))
         except McpError as exc:
-            responses.append(encode_error(readable_id(item), exc))
-            continue
-        if isinstance(message, Notification):
+            parsed.append(encode_error(readable_id(item), exc))
+    # A batch is authorized whole before any item runs: a step-up (403) refuses it before it
+    # has side effects, never after earlier calls ran and their results would be lost.
+    try:
+        services.authorize_batch([m for m in parsed if isinstance(m, Request)], principal)
+    except AuthFailure as exc:
+        return auth_reply(exc)
+    responses: list[bytes] = []
+    for message in parsed:
+        if isinstance(message, bytes):
+            responses.append(message)
+        elif isinstance(message, Notification):
             _accept_notification(message, session)
         elif isinstance(message, Request):
             ex = Exchange(rev, principal, headers, session=session, asgi=isinstance(request, ASGIRequest))
             try:
                 outcome = services.handle_request(message, ex)
-            except AuthFailure as exc:
-                return auth_reply(exc)
+            except AuthFailure as exc:  # the catalog changed since the batch was authorized
+                outcome = (200, encode_error(message.id, e.invalid_params(exc.description)))
             if outcome is not None:
                 responses.append(outcome[1])
     if not responses:

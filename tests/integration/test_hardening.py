@@ -1,0 +1,121 @@
+"""Hardening against hostile input: stale cancellations, huge request ids, batches that would
+fail after their side effects, and the warning for an open endpoint (issue 13)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from mcp_tools import cancel
+from mcp_tools.cancel import CancelFlag
+from mcp_tools.models import AuditEvent, Scope, Tool
+from tests.mcp_client import Mcp
+
+pytestmark = pytest.mark.django_db
+
+
+def _cancelled(mcp: Mcp, body: dict[str, Any]) -> bool:
+    """POST a call; True when it answered as a cancelled call does: 200 with an empty stream."""
+    headers = {"Accept": "application/json, text/event-stream", "Mcp-Session-Id": str(mcp.session_id)}
+    if mcp.version != "2025-03-26":
+        headers["MCP-Protocol-Version"] = str(mcp.version)
+    response = mcp.client.post(mcp.path, body, content_type="application/json", headers=headers)
+    assert response.status_code == 200
+    if not response.streaming:
+        assert response.json()["id"] == body["id"]
+        return False
+    assert response.headers["Content-Type"] == "text/event-stream"
+    return True
+
+
+def test_a_cancel_for_a_request_not_in_flight_does_not_poison_a_later_one(
+    mcp: Mcp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """C-1: only an in-flight request is cancelled; a stale id is forgotten within the window."""
+    monkeypatch.setattr(cancel, "EARLY_CANCEL_SECONDS", 1)
+    mcp.initialize("2025-11-25")
+    assert mcp.notify("notifications/cancelled", {"requestId": 77, "reason": "none"}).status_code == 202
+    time.sleep(1.2)
+    body = {"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}
+    response, messages = mcp.post(body)
+    assert response.status_code == 200
+    assert [m.get("id") for m in messages] == [77]
+    assert messages[0]["result"]["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_a_cancel_arriving_just_before_its_request_still_cancels_it(mcp: Mcp) -> None:
+    """A cancellation may overtake its request on the way to another process (the short window)."""
+    mcp.initialize("2025-11-25")
+    mcp.notify("notifications/cancelled", {"requestId": 78})
+    body = {"jsonrpc": "2.0", "id": 78, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
+    assert _cancelled(mcp, body)  # no response (C-1)
+    assert AuditEvent.objects.get(request_id="78").outcome == "cancelled"
+
+
+def test_a_finished_request_leaves_no_cancellation_state(mcp: Mcp) -> None:
+    from django.core.cache import cache
+
+    mcp.initialize("2025-11-25")
+    mcp.call("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    key = CancelFlag.cache_key(str(mcp.session_id), mcp._next_id)
+    assert cache.get(key) is None
+    assert cache.get(key + ":live") is None
+
+
+@pytest.mark.parametrize("request_id", ["x" * 10_000, "é" * 3000, 2**53])
+def test_huge_request_ids_never_become_cache_keys(mcp: Mcp, request_id: Any) -> None:
+    """Cache keys are bounded whatever the id (memcached refuses keys over 250 bytes; Django's
+    local-memory cache warns, which this suite turns into an error)."""
+    assert len(CancelFlag.cache_key("s" * 64, request_id).encode()) <= 250
+    mcp.initialize("2025-11-25")
+    mcp.notify("notifications/cancelled", {"requestId": request_id})
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}},
+    }
+    assert _cancelled(mcp, body)  # the cancellation came just before it, and nothing broke
+    body["id"] = str(request_id) + "-2" if isinstance(request_id, str) else request_id + 1
+    assert not _cancelled(mcp, body)
+
+
+@pytest.fixture
+def step_up_auth(settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.StepUpHeaderBackend"}
+
+
+def test_a_batch_is_refused_whole_before_any_item_runs(mcp: Mcp, step_up_auth: None) -> None:
+    """A step-up (403) for a later item no longer comes after earlier calls ran (L-8, A-5)."""
+    secret = Scope.objects.create(name="reports:write")
+    Tool.objects.get(name="build_report").required_scopes.add(secret)
+    mcp.default_headers = {"X-Test-User": "alice"}
+    mcp.initialize("2025-03-26")
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "a"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "build_report", "arguments": {}}},
+    ]
+    response, _ = mcp.post(batch, validate=False)
+    assert response.status_code == 403
+    assert not AuditEvent.objects.filter(tool_name="echo").exists()  # echo never ran
+    # Without the forbidden item the batch runs, item by item.
+    response, messages = mcp.post(batch[:1] + [{**batch[1], "params": {"name": "nope"}}], validate=False)
+    assert response.status_code == 200
+    assert [m["id"] for m in messages] == [1, 2]
+    assert "result" in messages[0]
+    assert messages[1]["error"]["code"] == -32602
+
+
+def test_an_open_endpoint_is_reported_when_debug_is_off(settings: Any) -> None:
+    from mcp_tools.checks import check_open_endpoint
+
+    settings.DEBUG = False
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.AllowAnyBackend"}
+    assert [m.id for m in check_open_endpoint()] == ["mcp_tools.W004"]
+    settings.DEBUG = True
+    assert check_open_endpoint() == []
+    settings.DEBUG = False
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}
+    assert check_open_endpoint() == []
