@@ -126,8 +126,14 @@ SETTINGS: dict[str, Setting] = {
     "CANCEL_POLL_SECONDS": Setting(0.25, _number(0), "cancellation poll interval"),
     # Run ORM work in Django's per-request thread (True) or a shared thread pool (False).
     "THREAD_SENSITIVE": Setting(False, _bool, "use Django's per-request thread"),
-    # Threads of that pool: at most this many synchronous handlers run at once per process.
-    "THREAD_POOL_SIZE": Setting(min(32, (os.cpu_count() or 1) + 4), _int(1), "threads of the shared pool"),
+    # Threads of that pool: the protocol's own ORM work (auth, tools/list, sessions, streams).
+    "THREAD_POOL_SIZE": Setting(min(32, (os.cpu_count() or 1) + 4), _int(1), "threads of the protocol pool"),
+    # Threads that run tool calls: at most this many handlers run at once per process; slow
+    # handlers queue here and never hold up the protocol pool.
+    "HANDLER_POOL_SIZE": Setting(min(32, (os.cpu_count() or 1) + 4), _int(1), "threads that run tool calls"),
+    # Tool calls of one principal running at once across all processes (cache counter); 0: no
+    # bound. A call over it is an isError result asking to retry (with retryAfterSeconds).
+    "MAX_CALLS_PER_PRINCIPAL": Setting(0, _int(0), "concurrent tool calls per principal"),
     # list_changed fan-out across processes: "auto" (PostgreSQL LISTEN/NOTIFY on PostgreSQL,
     # else database polling), "postgres", "redis", "polling", "none", or a dotted path to a
     # subclass of mcp_tools.notify.backends.BaseNotifier.
@@ -222,6 +228,8 @@ class McpSettings:
     CANCEL_POLL_SECONDS: float
     THREAD_SENSITIVE: bool
     THREAD_POOL_SIZE: int
+    HANDLER_POOL_SIZE: int
+    MAX_CALLS_PER_PRINCIPAL: int
     NOTIFIER: str
     NOTIFIER_REDIS_URL: str | None
     NOTIFIER_CHANNEL: str

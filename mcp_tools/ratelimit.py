@@ -8,6 +8,7 @@ production) counts into the same atomic counter.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import time
@@ -73,3 +74,32 @@ def validate_rate(value: str) -> None:
         parse_rate(value)
     except ValueError as exc:
         raise ValidationError(str(exc)) from exc
+
+
+def _slot_key(name: str) -> str:
+    return f"mcp_tools:slots:{hashlib.sha256(name.encode()).hexdigest()[:32]}"
+
+
+def acquire_slot(name: str, limit: int, ttl: int) -> bool:
+    """Count one more holder of ``name`` (open streams, running calls) in the shared cache;
+    False, and nothing counted, when ``limit`` holders are there already.
+
+    The counter outlives every holder it counts by ``ttl`` seconds at most, so a process that
+    died holding slots frees them then.
+    """
+    key = _slot_key(name)
+    cache.add(key, 0, timeout=ttl)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, timeout=ttl)
+        count = 1
+    if count > limit:
+        release_slot(name)
+        return False
+    return True
+
+
+def release_slot(name: str) -> None:
+    with contextlib.suppress(ValueError):
+        cache.decr(_slot_key(name))

@@ -1,4 +1,10 @@
-"""Running the synchronous (ORM) part of a request off the event loop."""
+"""Running the synchronous (ORM) part of a request off the event loop.
+
+Two bounded pools per process: the protocol's own work (authentication, ``tools/list``, session
+and stream set-up, ``tasks/result`` polling) runs on one (``THREAD_POOL_SIZE``), tool calls,
+whose handlers may be slow, on the other (``HANDLER_POOL_SIZE``). Slow handlers then queue
+among themselves and never stall a listing, a ping or a stream.
+"""
 
 from __future__ import annotations
 
@@ -17,40 +23,57 @@ from .conf import mcp_settings
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_pool: ThreadPoolExecutor | None = None
+PROTOCOL = "protocol"
+HANDLERS = "handlers"
+_pools: dict[str, ThreadPoolExecutor] = {}
 _pool_lock = threading.Lock()
 
 
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
+def _executor(kind: str = PROTOCOL) -> ThreadPoolExecutor:
+    pool = _pools.get(kind)
+    if pool is None:
         with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(mcp_settings.THREAD_POOL_SIZE, thread_name_prefix="mcp-tools")
-    return _pool
+            pool = _pools.get(kind)
+            if pool is None:
+                size = mcp_settings.HANDLER_POOL_SIZE if kind == HANDLERS else mcp_settings.THREAD_POOL_SIZE
+                pool = _pools[kind] = ThreadPoolExecutor(size, thread_name_prefix=f"mcp-tools-{kind}")
+    return pool
 
 
 def _hygienic(func: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]) -> R:
-    # Pool threads outlive requests and keep their connections open between them (like
-    # CONN_MAX_AGE=None); a connection that saw an error is dropped if it is unusable.
+    # Pool threads outlive requests and keep their connections between them, as Django does
+    # between requests: a connection older than CONN_MAX_AGE, one that fails its health check
+    # (CONN_HEALTH_CHECKS) or one left unusable by an error is closed, and reopened on use.
     for conn in connections.all(initialized_only=True):
-        if conn.errors_occurred:
-            conn.close_if_unusable_or_obsolete()
+        conn.close_if_unusable_or_obsolete()
     return func(*args, **kwargs)
 
 
-def _call(func: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]) -> Coroutine[Any, Any, R]:
+def _call(
+    func: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object], kind: str = PROTOCOL
+) -> Coroutine[Any, Any, R]:
     if mcp_settings.THREAD_SENSITIVE:
         return sync_to_async(func, thread_sensitive=True)(*args, **kwargs)
     # asgiref's SyncToAsync on our pool: it carries the request's context into the thread
     # (script prefix, language, timezone and urlconf live in asgiref Locals) and lets a handler
     # use async_to_sync against the server's event loop.
-    return SyncToAsync(functools.partial(_hygienic, func, args, kwargs), thread_sensitive=False, executor=_executor())()
+    work = functools.partial(_hygienic, func, args, kwargs)
+    return SyncToAsync(work, thread_sensitive=False, executor=_executor(kind))()
 
 
 def start_sync(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[R]:
-    """Start ``func`` in a worker thread (see :func:`run_sync`); the future has its result."""
+    """Start ``func`` in a protocol thread (see :func:`run_sync`); the future has its result."""
     return asyncio.ensure_future(_call(func, args, kwargs))
+
+
+def start_handler(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[R]:
+    """Start ``func``, work that runs tool handlers, on the handlers' own pool."""
+    return asyncio.ensure_future(_call(func, args, kwargs, HANDLERS))
+
+
+async def run_handler(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """Run ``func``, work that runs tool handlers (a batch), on the handlers' own pool."""
+    return await _call(func, args, kwargs, HANDLERS)
 
 
 async def run_sync(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:

@@ -177,6 +177,8 @@ CELERY_BEAT_SCHEDULE = {
     "mcp-tools-purge-expired-tasks": {"task": "mcp_tools.purge_expired_tasks", "schedule": 300.0},
     "mcp-tools-purge-audit-events": {"task": "mcp_tools.purge_audit_events", "schedule": 3600.0},
 }
+if os.environ.get("MCP_HANDLER_POOL_SIZE"):
+    MCP_TOOLS["HANDLER_POOL_SIZE"] = int(os.environ["MCP_HANDLER_POOL_SIZE"])
 if os.environ.get("MCP_AUTH_BACKEND"):
     MCP_TOOLS["AUTH_BACKEND"] = os.environ["MCP_AUTH_BACKEND"]
 

@@ -10,7 +10,6 @@ a listener whose visible tool list changed is woken, the others never hear of it
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -19,9 +18,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
-from django.core.cache import cache
-
 from ..conf import mcp_settings
+from ..ratelimit import acquire_slot, release_slot
 from ..types import Principal
 from .backends import BaseNotifier, get_notifier
 
@@ -257,28 +255,13 @@ def current_hub() -> Hub | None:
 # --------------------------------------------------------------------------- streams per principal
 
 
-def _slot_key(principal: Principal) -> str:
-    return f"mcp_tools:streams:{principal.key}"
-
-
 def acquire_stream_slot(principal: Principal) -> bool:
     """Count an open stream for ``principal`` in the shared cache; False over the bound."""
     limit = mcp_settings.MAX_STREAMS_PER_PRINCIPAL
     if not limit:
         return True
-    key = _slot_key(principal)
-    # The key outlives every stream it counts, so a worker that died holding slots frees
-    # them at the latest one stream lifetime later.
-    cache.add(key, 0, timeout=int(mcp_settings.SSE_MAX_SECONDS) + 60)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=int(mcp_settings.SSE_MAX_SECONDS) + 60)
-        count = 1
-    if count > limit:
-        release_stream_slot(principal)
-        return False
-    return True
+    # A worker that died holding slots frees them at the latest one stream lifetime later.
+    return acquire_slot(f"streams:{principal.key}", limit, int(mcp_settings.SSE_MAX_SECONDS) + 60)
 
 
 _release_lock = threading.Lock()
@@ -302,7 +285,5 @@ def release(listener: Listener) -> None:
 
 
 def release_stream_slot(principal: Principal) -> None:
-    if not mcp_settings.MAX_STREAMS_PER_PRINCIPAL:
-        return
-    with contextlib.suppress(ValueError):
-        cache.decr(_slot_key(principal))
+    if mcp_settings.MAX_STREAMS_PER_PRINCIPAL:
+        release_slot(f"streams:{principal.key}")

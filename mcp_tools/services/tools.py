@@ -20,6 +20,7 @@ from ..protocol.errors import McpError
 from ..protocol.headers import check_param_headers
 from ..protocol.jsonrpc import Request, encode_raw_result
 from ..protocol.negotiation import LOG_LEVELS, level_allows
+from ..protocol.versions import Revision
 from ..schemas import error_messages
 from ..tasking import service as tasking
 from ..tasking import tasks_enabled
@@ -161,20 +162,39 @@ def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | Non
     limited = _rate_limited(tool, ex)
     if limited is not None:
         note.update(outcome="rate_limited", detail=limited[0])
-        refused = runner.refusal(limited[0], rev)
-        refused["_meta"] = {**(modern_meta() if rev.modern else {}), "retryAfterSeconds": limited[1]}
-        return complete(req, ex, refused)
+        return complete(req, ex, _retry_later(limited[0], limited[1], rev))
     if as_task:
         task = tasking.create_task(tool, arguments, ex.principal, rev, ttl)
         state = tasking.state_of(task, rev)
         created = task_wire.ext_create_result(state) if rev.modern else task_wire.core_create_result(state)
         note.update(outcome="ok", detail="task created")
         return complete(req, ex, created)
-    result = run_tool(tool, arguments, ex, progress_token=_progress_token(params))
+    bound = mcp_settings.MAX_CALLS_PER_PRINCIPAL
+    slot = f"calls:{ex.principal.key}"
+    if bound and not ratelimit.acquire_slot(slot, bound, CALL_SLOT_SECONDS):
+        message = f"Too many of your tool calls are running at once (limit {bound}); retry when one has finished."
+        note.update(outcome="rate_limited", detail=message)
+        return complete(req, ex, _retry_later(message, 1.0, rev))
+    try:
+        result = run_tool(tool, arguments, ex, progress_token=_progress_token(params))
+    finally:
+        if bound:
+            ratelimit.release_slot(slot)
     if result is None:
         return None
     note["outcome"] = "tool_error" if result.get("isError") else "ok"
     return complete(req, ex, result)
+
+
+# A process that died with calls running frees their slots after this long at the latest.
+CALL_SLOT_SECONDS = 3600
+
+
+def _retry_later(message: str, seconds: float, rev: Revision) -> dict[str, Any]:
+    """A tool execution error asking to retry, with ``_meta.retryAfterSeconds``."""
+    refused = runner.refusal(message, rev)
+    refused["_meta"] = {**(modern_meta() if rev.modern else {}), "retryAfterSeconds": seconds}
+    return refused
 
 
 def _rate_limited(tool: CompiledTool, ex: Exchange) -> tuple[str, float] | None:

@@ -35,7 +35,7 @@ from ..protocol.jsonrpc import (
 from ..protocol.negotiation import is_modern, read_modern_meta
 from ..services import Exchange
 from ..tasking import StillWorking
-from ..threads import run_sync, start_sync
+from ..threads import run_handler, run_sync, start_handler
 from ..types import Principal
 from .replies import (
     ALLOW,
@@ -143,7 +143,7 @@ async def _post(request: HttpRequest) -> Reply:
         return error_reply(exc)
     can_stream = accepts(request, "text/event-stream")
     if isinstance(decoded, list):
-        return await run_sync(_serve_batch, request, decoded)
+        return await run_handler(_serve_batch, request, decoded)  # a batch may call tools
     try:
         message = parse_message(decoded)
     except McpError as exc:
@@ -162,7 +162,7 @@ async def _serve_message(request: HttpRequest, message: Message, can_stream: boo
     cancelled = CancelFlag(None)
     on_disconnect = cancelled.set if is_modern(message.params) else None
     outbox = _Outbox(asyncio.get_running_loop())
-    work = start_sync(_serve_sync, request, message, outbox.emit if can_stream else None, cancelled)
+    work = start_handler(_serve_sync, request, message, outbox.emit if can_stream else None, cancelled)
     work.add_done_callback(outbox.wake)
     try:
         if not work.done():

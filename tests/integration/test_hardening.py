@@ -119,3 +119,41 @@ def test_an_open_endpoint_is_reported_when_debug_is_off(settings: Any) -> None:
     settings.DEBUG = False
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}
     assert check_open_endpoint() == []
+
+
+def test_calls_per_principal_are_bounded_across_processes(mcp: Mcp, settings: Any) -> None:
+    """MAX_CALLS_PER_PRINCIPAL counts running calls in the shared cache: one over is a retry-later
+    isError result, and the slot frees when a call ends."""
+    from mcp_tools import ratelimit
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_CALLS_PER_PRINCIPAL": 1}
+    mcp.initialize("2025-11-25")
+    assert ratelimit.acquire_slot("calls:anonymous", 1, 60)  # a call running in another process
+    refused = mcp.call("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    assert refused["isError"] is True
+    assert "limit 1" in refused["content"][0]["text"]
+    assert refused["_meta"]["retryAfterSeconds"] == 1.0
+    assert AuditEvent.objects.get(tool_name="echo").outcome == "rate_limited"
+    ratelimit.release_slot("calls:anonymous")
+    for _ in range(3):  # each call frees its slot when it ends
+        assert not mcp.call("tools/call", {"name": "echo", "arguments": {"text": "y"}}).get("isError")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pool_threads_honour_conn_max_age() -> None:
+    """A pool thread's connection older than CONN_MAX_AGE is closed before the next job."""
+    from django.db import connection
+
+    from mcp_tools import threads
+
+    if connection.vendor == "sqlite":
+        pytest.skip("in-memory SQLite ignores close(); the PostgreSQL pass of make test runs this")
+    connection.ensure_connection()
+    old = connection.connection
+    connection.close_at = time.monotonic() - 1  # past CONN_MAX_AGE
+    threads._hygienic(connection.ensure_connection, (), {})
+    assert connection.connection is not None
+    assert connection.connection is not old
+    fresh = connection.connection
+    threads._hygienic(connection.ensure_connection, (), {})  # not obsolete: kept
+    assert connection.connection is fresh
