@@ -189,6 +189,11 @@ SETTINGS: dict[str, Setting] = {
     # A worker that died mid-task: "retry" runs it again (up to TASK_MAX_ATTEMPTS), "fail" ends it failed.
     "TASK_WORKER_LOST": Setting("retry", _choice("retry", "fail"), "what an interrupted task does"),
     "TASK_MAX_ATTEMPTS": Setting(3, _int(1), "runs of one task at most"),
+    # A running task's worker writes a heartbeat this often; a working task whose heartbeat is
+    # older than TASK_LOST_AFTER_SECONDS lost its worker, whatever the broker: the sweep (beat
+    # task mcp_tools.sweep_lost_tasks, and tasks/get on read) applies TASK_WORKER_LOST to it.
+    "TASK_HEARTBEAT_SECONDS": Setting(5.0, _number(0, above=True), "task heartbeat interval"),
+    "TASK_LOST_AFTER_SECONDS": Setting(30.0, _number(0, above=True), "heartbeat age of a lost task"),
     # Celery queue for task messages (None: the Celery app's default queue).
     "TASK_QUEUE": Setting(None, _str(optional=True), "Celery queue of task messages"),
     # Rows purged per batch by mcp_purge_tasks and the mcp_tools.purge_expired_tasks beat task.
@@ -257,6 +262,8 @@ class McpSettings:
     TASK_RESULT_MAX_BYTES: int
     TASK_WORKER_LOST: str
     TASK_MAX_ATTEMPTS: int
+    TASK_HEARTBEAT_SECONDS: float
+    TASK_LOST_AFTER_SECONDS: float
     TASK_QUEUE: str | None
     TASK_PURGE_BATCH: int
 

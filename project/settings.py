@@ -163,7 +163,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # An unacknowledged message (its worker was killed) is redelivered after this many
-        # seconds; it must exceed the longest task run time, or a slow task runs twice.
+        # seconds. A redelivery while the task still runs does nothing (its heartbeat is
+        # fresh); a killed worker's task is found sooner by its heartbeat anyway.
         "visibility_timeout": int(os.environ.get("MCP_CELERY_VISIBILITY_TIMEOUT", "3600")),
         # How often (s) a worker sweeps for such messages; one scan per sweep.
         "unacked_restore_interval": int(os.environ.get("MCP_CELERY_RESTORE_INTERVAL", "10")),
@@ -176,7 +177,12 @@ CELERY_TASK_ALWAYS_EAGER = os.environ.get("MCP_CELERY_EAGER") == "1"
 CELERY_BEAT_SCHEDULE = {
     "mcp-tools-purge-expired-tasks": {"task": "mcp_tools.purge_expired_tasks", "schedule": 300.0},
     "mcp-tools-purge-audit-events": {"task": "mcp_tools.purge_audit_events", "schedule": 3600.0},
+    # Tasks whose worker died are retried or failed (TASK_WORKER_LOST), whatever the broker.
+    "mcp-tools-sweep-lost-tasks": {"task": "mcp_tools.sweep_lost_tasks", "schedule": 10.0},
 }
+for _name in ("TASK_HEARTBEAT_SECONDS", "TASK_LOST_AFTER_SECONDS"):
+    if os.environ.get(f"MCP_{_name}"):
+        MCP_TOOLS[_name] = float(os.environ[f"MCP_{_name}"])
 if os.environ.get("MCP_HANDLER_POOL_SIZE"):
     MCP_TOOLS["HANDLER_POOL_SIZE"] = int(os.environ["MCP_HANDLER_POOL_SIZE"])
 if os.environ.get("MCP_AUTH_BACKEND"):

@@ -40,10 +40,17 @@ class TaskQuerySet(ExpiringQuerySet["McpTask"]):
     def owned_by(self, principal_key: str) -> TaskQuerySet:
         return self.live().filter(principal_key=principal_key)
 
-    def move(self, pk: str, status: str, **fields: Any) -> bool:
-        """Change status only along a legal transition (T11-7); False when the row was elsewhere."""
+    def move(self, pk: str, status: str, *, attempt: int | None = None, **fields: Any) -> bool:
+        """Change status only along a legal transition (T11-7); False when the row was elsewhere.
+
+        With ``attempt``, only while that attempt is the task's current one: a worker that was
+        given up as lost cannot overwrite what its successor does.
+        """
         fields.setdefault("updated_at", timezone.now())
-        return self.filter(pk=pk, status__in=wire.sources_of(status)).update(status=status, **fields) > 0
+        rows = self.filter(pk=pk, status__in=wire.sources_of(status))
+        if attempt is not None:
+            rows = rows.filter(attempts=attempt)
+        return rows.update(status=status, **fields) > 0
 
 
 class McpTask(models.Model):
@@ -70,6 +77,9 @@ class McpTask(models.Model):
     celery_id = models.CharField(_("Celery task id"), max_length=64, blank=True, editable=False)
     attempts = models.PositiveSmallIntegerField(_("attempts"), default=0, editable=False)
     started_at = models.DateTimeField(_("started at"), null=True, blank=True, editable=False)
+    # Written by the worker running the current attempt every TASK_HEARTBEAT_SECONDS: a working
+    # task whose heartbeat is older than TASK_LOST_AFTER_SECONDS lost its worker (any broker).
+    heartbeat_at = models.DateTimeField(_("heartbeat"), null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(_("finished at"), null=True, blank=True, editable=False)
 
     objects = TaskQuerySet.as_manager()

@@ -10,6 +10,7 @@ from ..protocol import tasks as task_wire
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import Request
 from ..runner import shape_result
+from ..tasking import recovery
 from ..tasking import service as tasking
 from ..tasking.results import load_result
 from .exchange import Exchange, complete
@@ -24,7 +25,7 @@ def _task_request(ex: Exchange) -> None:
 
 def get(req: Request, ex: Exchange) -> bytes:
     _task_request(ex)
-    task = tasking.find_task(req.params, ex.principal)
+    task = recovery.recover(tasking.find_task(req.params, ex.principal))  # its worker may be gone
     state = tasking.state_of(task, ex.revision)
     if ex.revision.modern:
         return complete(req, ex, task_wire.ext_detailed(state))

@@ -1,7 +1,8 @@
 """Long-running tool calls as tasks run by Celery (2025-11-25 core tasks, the 2026-07-28 extension).
 
 ``service`` creates rows and serves the task methods, ``worker`` runs a task's handler in a
-Celery worker, ``jobs`` holds the Celery tasks (imported only where Celery is installed).
+Celery worker (with a heartbeat), ``recovery`` retries or fails tasks whose worker is gone,
+``jobs`` and ``beat`` hold the Celery tasks (imported only where Celery is installed).
 """
 
 from __future__ import annotations

@@ -1,35 +1,20 @@
-"""Celery tasks of the reusable app, as ``shared_task`` so any host Celery app picks them up.
+"""The Celery task that runs a tool call, as a ``shared_task`` so any host Celery app picks it up.
 
-Celery's autodiscovery imports them through ``mcp_tools.tasks``.
-
-``run_task`` acknowledges late and is rejected (requeued) when its worker dies, so a killed
-worker does not lose the call: the next delivery retries it or ends it failed, per
-``MCP_TOOLS["TASK_WORKER_LOST"]``. Schedule ``purge_expired_tasks`` and
-``purge_audit_events`` with Celery beat.
+Celery's autodiscovery imports it through ``mcp_tools.tasks``. ``run_task`` acknowledges late and
+is rejected (requeued) when its worker dies; a redelivered message whose task still runs elsewhere
+(fresh heartbeat) does nothing, and one whose worker is gone is retried or failed per
+``MCP_TOOLS["TASK_WORKER_LOST"]``. The periodic tasks are in ``beat.py``.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from ..audit import purge
-from ..conf import mcp_settings
-from ..models import McpTask
 from .worker import execute
 
 
 @shared_task(  # type: ignore[untyped-decorator]
     name="mcp_tools.run_task", acks_late=True, reject_on_worker_lost=True, ignore_result=True
 )
-def run_task(task_id: str) -> str:
-    return execute(task_id)
-
-
-@shared_task(name="mcp_tools.purge_expired_tasks", ignore_result=True)  # type: ignore[untyped-decorator]
-def purge_expired_tasks() -> int:
-    return McpTask.objects.delete_expired(batch_size=int(mcp_settings.TASK_PURGE_BATCH))
-
-
-@shared_task(name="mcp_tools.purge_audit_events", ignore_result=True)  # type: ignore[untyped-decorator]
-def purge_audit_events() -> int:
-    return purge()
+def run_task(task_id: str, delivery: str | None = None) -> str:
+    return execute(task_id, delivery)

@@ -3,7 +3,7 @@
 One row (``McpTask``) per task; the two revision families see it through the adapters in
 ``mcp_tools.protocol.tasks``. Ownership is ``principal.key``: every lookup filters on it, so a
 foreign task id answers exactly like an unknown one (T11-16, TX-13). The worker side is
-``worker.py``; the Celery tasks are ``jobs.py``.
+``worker.py``; the Celery tasks are ``jobs.py`` and ``beat.py``; lost workers: ``recovery.py``.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def enqueue(task: McpTask) -> None:
     if mcp_settings.TASK_QUEUE:
         options["queue"] = mcp_settings.TASK_QUEUE
     try:
-        run_task.apply_async(args=[task.pk], **options)
+        run_task.apply_async(args=[task.pk, task.celery_id], **options)
     except Exception as exc:  # kombu/redis raise many types for an unreachable broker
         logger.error("Could not enqueue task %s: %s", task.pk, exc)
         raise QueueUnavailable(str(exc)) from exc

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
+from datetime import timedelta
 from typing import Any
 
 import orjson
+from django.db import DatabaseError, connections
 from django.utils import timezone
 
 from .. import runner
@@ -45,10 +48,11 @@ def _principal(task: McpTask) -> Principal:
     )
 
 
-def _fail(task_id: str, code: int, message: str) -> bool:
+def _fail(task_id: str, code: int, message: str, *, attempt: int | None = None) -> bool:
     return McpTask.objects.move(
         task_id,
         wire.FAILED,
+        attempt=attempt,
         error_code=code,
         error_message=message,
         status_message=message,
@@ -56,47 +60,112 @@ def _fail(task_id: str, code: int, message: str) -> bool:
     )
 
 
-def execute(task_id: str) -> str:
-    """Run one task in a worker; returns the status it ended in (for logs and tests)."""
+def heartbeat_stale(task: McpTask) -> bool:
+    """Whether the attempt that claimed ``task`` stopped writing its heartbeat."""
+    beat = task.heartbeat_at or task.started_at
+    return beat is None or beat < timezone.now() - timedelta(seconds=mcp_settings.TASK_LOST_AFTER_SECONDS)
+
+
+def execute(task_id: str, delivery: str | None = None) -> str:
+    """Run one task in a worker; returns the status it ended in (for logs and tests).
+
+    ``delivery`` is the Celery id of the message: a message the row no longer names (the task
+    was queued again since) is stale and does nothing. Each run claims the next attempt with a
+    conditional UPDATE, so two deliveries never run one task at once.
+    """
     task = McpTask.objects.filter(pk=task_id).first()
     if task is None:
         return "missing"  # purged, or the broker outlived the row
     if task.terminal:
         return task.status  # cancelled before it started, or a duplicate delivery
-    if task.attempts > 0:
+    if delivery is not None and task.celery_id and delivery != task.celery_id:
+        return "superseded"  # queued again after its worker was lost; that message runs it
+    if task.attempts > 0 and task.started_at is not None:
+        if not heartbeat_stale(task):
+            return "running"  # redelivered while its worker still runs it (e.g. a short visibility timeout)
         # acks_late + reject_on_worker_lost: a worker died with this message unacknowledged.
         logger.warning("Task %s was interrupted (attempt %s); worker-lost policy %s", task_id, task.attempts,
                        mcp_settings.TASK_WORKER_LOST)  # fmt: skip
-        if mcp_settings.TASK_WORKER_LOST != "retry" or task.attempts >= int(mcp_settings.TASK_MAX_ATTEMPTS):
-            _fail(task_id, e.INTERNAL_ERROR, WORKER_LOST_MESSAGE)
+        if not retry_allowed(task):
+            _fail(task_id, e.INTERNAL_ERROR, WORKER_LOST_MESSAGE, attempt=task.attempts)
             return wire.FAILED
     attempt = task.attempts + 1
     now = timezone.now()
-    fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "updated_at": now}
+    fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "heartbeat_at": now, "updated_at": now}
     if attempt > 1:
         fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
-    if not McpTask.objects.filter(pk=task_id, status__in=(wire.WORKING, wire.INPUT_REQUIRED)).update(**fields):
+    live = (wire.WORKING, wire.INPUT_REQUIRED)
+    if not McpTask.objects.filter(pk=task_id, status__in=live, attempts=task.attempts).update(**fields):
         return McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first() or "missing"
+    task.attempts = attempt
+    beating = Heartbeat(task_id, attempt)
+    beating.start()
     try:
         return _run(task)
     except Exception:
         logger.exception("Task %s could not be run", task_id)
-        _fail(task_id, e.INTERNAL_ERROR, "The task could not be run (internal error).")
+        _fail(task_id, e.INTERNAL_ERROR, "The task could not be run (internal error).", attempt=attempt)
         return wire.FAILED
+    finally:
+        beating.stop()
+
+
+def retry_allowed(task: McpTask) -> bool:
+    return mcp_settings.TASK_WORKER_LOST == "retry" and task.attempts < int(mcp_settings.TASK_MAX_ATTEMPTS)
+
+
+class Heartbeat:
+    """A thread that writes the attempt's heartbeat every TASK_HEARTBEAT_SECONDS while it runs.
+
+    A thread rather than the handler's progress calls: a handler that reports nothing for
+    minutes is still alive. It writes only while the row is this attempt's, in its own DB
+    connection, closed when it stops.
+    """
+
+    def __init__(self, task_id: str, attempt: int) -> None:
+        self.task_id = task_id
+        self.attempt = attempt
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"mcp-task-heartbeat-{task_id[:8]}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _beat(self) -> None:
+        try:
+            while not self._stop.wait(mcp_settings.TASK_HEARTBEAT_SECONDS):
+                try:
+                    mine = McpTask.objects.filter(
+                        pk=self.task_id, attempts=self.attempt, status__in=(wire.WORKING, wire.INPUT_REQUIRED)
+                    )
+                    if not mine.update(heartbeat_at=timezone.now()):
+                        return  # finished, cancelled, or taken over by a newer attempt
+                except DatabaseError as exc:  # the next beat tries again; the sweep is patient
+                    logger.warning("Task %s: heartbeat not written (%s)", self.task_id, exc)
+        finally:
+            connections.close_all()
 
 
 class TaskCancelFlag(CancelFlag):
-    """ToolContext.cancelled for a task: the row is cancelled (or gone), read like any CancelFlag."""
+    """ToolContext.cancelled for a task: the row is cancelled, gone, or now run by a newer
+    attempt (this one was given up as lost), read like any CancelFlag."""
 
-    __slots__ = ("task_id",)
+    __slots__ = ("attempt", "task_id")
 
-    def __init__(self, task_id: str) -> None:
+    def __init__(self, task_id: str, attempt: int | None = None) -> None:
         super().__init__(None)
         self.task_id = task_id
+        self.attempt = attempt
 
     def _probe(self) -> bool:
-        status = McpTask.objects.filter(pk=self.task_id).values_list("status", flat=True).first()
-        return status is None or status == wire.CANCELLED
+        row = McpTask.objects.filter(pk=self.task_id).values_list("status", "attempts").first()
+        if row is None or row[0] == wire.CANCELLED:
+            return True
+        return self.attempt is not None and row[1] != self.attempt
 
 
 def _run(task: McpTask) -> str:
@@ -104,9 +173,9 @@ def _run(task: McpTask) -> str:
     tool = get_catalog().get(task.tool_name)
     if tool is None:
         message = f"Unknown tool: {task.tool_name}"
-        _fail(task.pk, e.INVALID_PARAMS, message)
+        _fail(task.pk, e.INVALID_PARAMS, message, attempt=task.attempts)
         return wire.FAILED
-    cancelled = TaskCancelFlag(task.pk)
+    cancelled = TaskCancelFlag(task.pk, task.attempts)
     written = [-math.inf]  # time.monotonic() of the last status-message UPDATE
 
     def progress(value: float, total: float | None, message: str | None) -> None:
@@ -119,7 +188,7 @@ def _run(task: McpTask) -> str:
         written[0] = now
         if message is None:
             message = f"{value:g} of {total:g}" if total is not None else f"{value:g}"
-        McpTask.objects.filter(pk=task.pk, status=wire.WORKING).update(
+        McpTask.objects.filter(pk=task.pk, status=wire.WORKING, attempts=task.attempts).update(
             status_message=message[:1000], updated_at=timezone.now()
         )
 
@@ -141,14 +210,16 @@ def _run(task: McpTask) -> str:
     limit = int(mcp_settings.TASK_RESULT_MAX_BYTES)
     if size > limit:
         message = f"The tool's result is {size} bytes, over the {limit}-byte limit for task results."
-        _fail(task.pk, e.INTERNAL_ERROR, message)
+        _fail(task.pk, e.INTERNAL_ERROR, message, attempt=task.attempts)
         return wire.FAILED
     failed = wire.failed_on_error(rev, outcome.is_error)
     status = wire.FAILED if failed else wire.COMPLETED
     message = "The tool reported an error." if outcome.is_error else ""
-    moved = McpTask.objects.move(task.pk, status, result=stored, status_message=message, finished_at=timezone.now())
+    moved = McpTask.objects.move(
+        task.pk, status, attempt=task.attempts, result=stored, status_message=message, finished_at=timezone.now()
+    )
     if not moved:
-        # Cancelled while running: it stays cancelled (T11-13).
+        # Cancelled while running: it stays cancelled (T11-13); or a newer attempt took over.
         return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
     logger.info("Task %s %s", task.pk, status)
     return status

@@ -53,6 +53,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "MCP_TASK_QUEUE": queue,
         "MCP_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
         "MCP_CELERY_RESTORE_INTERVAL": "1",
+        # A redelivered message whose task still beats is dropped: beat often, give up soon.
+        "MCP_TASK_HEARTBEAT_SECONDS": "0.5",
+        "MCP_TASK_LOST_AFTER_SECONDS": "2",
     }
     with run_server(tmp, extra_env=env) as server:
         worker = start_worker(server.env, tmp / "worker.log", queue=queue)

@@ -331,7 +331,9 @@ def test_redelivery_after_worker_loss(
     """A message redelivered after its worker died is retried or failed, per TASK_WORKER_LOST."""
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "TASK_WORKER_LOST": policy, "TASK_MAX_ATTEMPTS": 3}
     task_id = _create(mcp11, "noop", {})
-    McpTask.objects.filter(pk=task_id).update(attempts=attempts)  # a previous run never finished
+    # A previous run never finished: it started a minute ago and its heartbeat stopped then.
+    long_ago = timezone.now() - timedelta(seconds=60)
+    McpTask.objects.filter(pk=task_id).update(attempts=attempts, started_at=long_ago, heartbeat_at=long_ago)
     assert execute(task_id) == expected
     row = McpTask.objects.get(pk=task_id)
     assert row.status == expected
@@ -653,3 +655,72 @@ def test_a_handler_that_ignores_a_cancel_leaves_the_task_cancelled(mcp11: Mcp, q
     row = McpTask.objects.get(pk=task_id[0])
     assert row.status == "cancelled"
     assert row.result is None
+
+
+# --------------------------------------------------------------------------- lost workers (heartbeats)
+
+
+def _started(task_id: str, seconds_ago: float, attempts: int = 1) -> McpTask:
+    """The task as a worker left it: attempt ``attempts`` started, last heartbeat that long ago."""
+    beat = timezone.now() - timedelta(seconds=seconds_ago)
+    McpTask.objects.filter(pk=task_id).update(attempts=attempts, started_at=beat, heartbeat_at=beat, status="working")
+    return McpTask.objects.get(pk=task_id)
+
+
+def test_a_redelivery_while_the_task_still_runs_does_nothing(mcp11: Mcp, queued: None) -> None:
+    """A short visibility timeout no longer runs a slow task twice: its heartbeat is fresh."""
+    task_id = _create(mcp11, "noop", {})
+    row = _started(task_id, seconds_ago=1)
+    assert execute(task_id, row.celery_id) == "running"
+    after = McpTask.objects.get(pk=task_id)
+    assert (after.status, after.attempts) == ("working", 1)
+
+
+def test_tasks_get_retries_a_task_whose_worker_is_gone(mcp11: Mcp, queued: None) -> None:
+    """On read: a stale heartbeat queues the task again under a new message id; the old message
+    is then stale, the new one runs attempt 2 (never both)."""
+    task_id = _create(mcp11, "noop", {})
+    old = _started(task_id, seconds_ago=120)
+    state = mcp11.call("tasks/get", {"taskId": task_id})
+    assert state["status"] == "working"
+    assert "queued again (attempt 2 of 3)" in state["statusMessage"]
+    row = McpTask.objects.get(pk=task_id)
+    assert row.celery_id != old.celery_id
+    assert execute(task_id, old.celery_id) == "superseded"
+    assert execute(task_id, row.celery_id) == "completed"
+    assert McpTask.objects.get(pk=task_id).attempts == 2
+
+
+def test_tasks_get_fails_a_lost_task_when_no_attempt_is_left(mcp11: Mcp, queued: None, settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "TASK_MAX_ATTEMPTS": 2}
+    task_id = _create(mcp11, "noop", {})
+    _started(task_id, seconds_ago=120, attempts=2)
+    state = mcp11.call("tasks/get", {"taskId": task_id})
+    assert state["status"] == "failed"
+    assert state["statusMessage"] == WORKER_LOST_MESSAGE
+
+
+def test_the_sweep_finds_every_lost_task_and_leaves_live_ones(mcp11: Mcp, queued: None) -> None:
+    from mcp_tools.tasks import sweep_lost_tasks
+
+    lost = [_create(mcp11, "noop", {}) for _ in range(3)]
+    live = _create(mcp11, "noop", {})
+    for task_id in lost:
+        _started(task_id, seconds_ago=120)
+    _started(live, seconds_ago=1)
+    before = {t.pk: t.celery_id for t in McpTask.objects.all()}
+    assert sweep_lost_tasks() == 3
+    after = {t.pk: t.celery_id for t in McpTask.objects.all()}
+    assert {pk for pk in before if before[pk] != after[pk]} == set(lost)
+    assert sweep_lost_tasks() == 0  # queued again with a fresh heartbeat: not lost yet
+
+
+def test_a_superseded_attempt_cannot_write_its_outcome(mcp11: Mcp, queued: None) -> None:
+    from mcp_tools.tasking.worker import TaskCancelFlag
+
+    task_id = _create(mcp11, "noop", {})
+    _started(task_id, seconds_ago=0, attempts=2)  # attempt 2 runs now; attempt 1 was given up
+    assert not McpTask.objects.move(task_id, wire.COMPLETED, attempt=1)
+    assert TaskCancelFlag(task_id, attempt=1)() is True  # the old attempt's handler is told to stop
+    assert TaskCancelFlag(task_id, attempt=2)() is False
+    assert McpTask.objects.move(task_id, wire.COMPLETED, attempt=2)
