@@ -30,6 +30,8 @@ RESULT_DEFS = {
     "tasks/cancel": "CancelTaskResult",
     "tasks/result": "CallToolResult",
 }
+# Revisions whose schema requires ``id`` on error responses: an unreadable id is null there.
+NULL_ID_REVISIONS = frozenset({"2025-03-26", "2025-06-18"})
 # 2026-07-28 tasks extension: its own schema file (spec/ext-tasks).
 EXT_TASKS = "ext-tasks"
 EXT_RESULT_DEFS = {"tasks/get": "GetTaskResult", "tasks/cancel": "CancelTaskResult", "tasks/update": "UpdateTaskResult"}
@@ -78,6 +80,12 @@ def check_message(version: str, message: Any, method: str | None = None) -> None
     """Validate one server-sent JSON-RPC message (response or notification)."""
     assert isinstance(message, dict), message
     if "error" in message:
+        if message.get("id", ...) is None:
+            # An unreadable request id: "id": null, as JSON-RPC 2.0 (section 5) has it, only where
+            # the revision's schema requires the member (its RequestId type cannot say null);
+            # the rest of the envelope is checked as usual. Later revisions omit the id (L-9).
+            assert version in NULL_ID_REVISIONS, f"{version} omits an unreadable id; null is not a RequestId"
+            message = {**message, "id": "(unreadable)"}
         check(version, "JSONRPCErrorResponse" if has_def(version, "JSONRPCErrorResponse") else "JSONRPCError", message)
     elif "result" in message:
         envelope = "JSONRPCResultResponse" if has_def(version, "JSONRPCResultResponse") else "JSONRPCResponse"
@@ -144,7 +152,8 @@ class Mcp:
         else:
             messages = []
         if validate:
-            version = self.version or (MODERN if _is_modern(body) else "2025-11-25")
+            # Before initialize: the header's revision, else 2025-03-26 as a server assumes.
+            version = self.version or (MODERN if _is_modern(body) else extra.get("MCP-Protocol-Version", "2025-03-26"))
             for message in messages:
                 check_message(version, message, method or (body.get("method") if isinstance(body, dict) else None))
         return response, messages

@@ -96,10 +96,15 @@ def encode_raw_result(request_id: RequestId, result_json: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + orjson.dumps(request_id) + b',"result":' + result_json + b"}"
 
 
-def encode_error(request_id: RequestId | None, error: McpError) -> bytes:
+def encode_error(request_id: RequestId | None, error: McpError, *, null_id: bool = False) -> bytes:
+    """An error response; ``request_id`` None means the id could not be read.
+
+    2025-11-25 and later omit it then (basic/index, L-9); with ``null_id`` it is ``null``, as
+    JSON-RPC 2.0 (section 5) and the 2025-03-26 and 2025-06-18 schemas, which require the
+    member, have it (see ``versions.unreadable_id_is_null``).
+    """
     message: dict[str, Any] = {"jsonrpc": "2.0"}
-    # An error response may omit the id only when it could not be read (basic/index).
-    if request_id is not None:
+    if request_id is not None or null_id:
         message["id"] = request_id
     message["error"] = error.to_error()
     return orjson.dumps(message)

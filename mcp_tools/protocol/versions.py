@@ -42,6 +42,10 @@ class Revision:
     input_errors_as_results: bool
     sse_priming: bool
     any_output_schema: bool
+    # The schema requires ``id`` on every error response: an unreadable id is sent as null
+    # (JSON-RPC 2.0 section 5). Later revisions omit it instead (L-9), and their RequestId
+    # type has no null.
+    error_id_required: bool
 
 
 REVISIONS: dict[str, Revision] = {
@@ -59,6 +63,7 @@ REVISIONS: dict[str, Revision] = {
         input_errors_as_results=False,
         sse_priming=False,
         any_output_schema=False,
+        error_id_required=True,
     ),
     V2025_06_18: Revision(
         V2025_06_18,
@@ -74,6 +79,7 @@ REVISIONS: dict[str, Revision] = {
         input_errors_as_results=False,
         sse_priming=False,
         any_output_schema=False,
+        error_id_required=True,
     ),
     V2025_11_25: Revision(
         V2025_11_25,
@@ -89,6 +95,7 @@ REVISIONS: dict[str, Revision] = {
         input_errors_as_results=True,
         sse_priming=True,
         any_output_schema=False,
+        error_id_required=False,
     ),
     V2026_07_28: Revision(
         V2026_07_28,
@@ -104,9 +111,20 @@ REVISIONS: dict[str, Revision] = {
         input_errors_as_results=True,
         sse_priming=False,
         any_output_schema=True,
+        error_id_required=False,
     ),
 }
 
 
 def get_revision(version: str) -> Revision:
     return REVISIONS[version]
+
+
+def unreadable_id_is_null(header: str | None) -> bool:
+    """Whether an error for a request whose id could not be read carries ``"id": null``.
+
+    By the ``MCP-Protocol-Version`` header; without one (or with one we do not serve) the
+    server assumes 2025-03-26, as the 2025-06-18 transport rules say, whose schema requires it.
+    """
+    revision = REVISIONS.get(header or "")
+    return revision is None or revision.error_id_required

@@ -36,6 +36,7 @@ from django.urls import NoReverseMatch, reverse, set_script_prefix
 from ..conf import mcp_settings
 from ..protocol.errors import internal_error, invalid_request
 from ..protocol.jsonrpc import encode_error
+from ..protocol.versions import unreadable_id_is_null
 
 if TYPE_CHECKING:
     from .replies import Reply
@@ -49,8 +50,12 @@ Send = Callable[[Message], Awaitable[None]]
 # Loose on purpose: Django's handler and other ASGI apps spell the same protocol differently.
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
-INTERNAL_ERROR = encode_error(None, internal_error())
-BAD_REQUEST = encode_error(None, invalid_request("Bad Request: malformed HTTP request"))
+# Their request id is never read: "id": null where the revision's schema requires the member.
+INTERNAL_ERROR = {null: encode_error(None, internal_error(), null_id=null) for null in (False, True)}
+BAD_REQUEST = {
+    null: encode_error(None, invalid_request("Bad Request: malformed HTTP request"), null_id=null)
+    for null in (False, True)
+}
 
 
 class McpFront:
@@ -104,7 +109,7 @@ class _Exchange:
         try:
             request = ASGIRequest(self.scope, BytesIO(body))
         except (UnicodeDecodeError, SuspiciousOperation):
-            await self._send_plain(400, [(b"content-type", b"application/json")], BAD_REQUEST)
+            await self._send_plain(400, [(b"content-type", b"application/json")], BAD_REQUEST[self._null_ids()])
             return
         # As Django's handler does: FORCE_SCRIPT_NAME first, then the server's root_path.
         set_script_prefix(settings.FORCE_SCRIPT_NAME or self.scope.get("root_path", "") or "/")
@@ -142,7 +147,7 @@ class _Exchange:
             # What Django's handler would do, in the endpoint's own error shape.
             logger.exception("Internal Server Error: %s", request.path)
             await signals.got_request_exception.asend(sender=None, request=request)
-            await self._send_plain(500, [(b"content-type", b"application/json")], INTERNAL_ERROR)
+            await self._send_plain(500, [(b"content-type", b"application/json")], INTERNAL_ERROR[self._null_ids()])
             return
         del request  # a long stream keeps only what its generator needs
         try:
@@ -174,6 +179,12 @@ class _Exchange:
         await self.send({"type": "http.response.start", "status": status, "headers": headers})
         self.finished = True
         await self.send({"type": "http.response.body", "body": body, "more_body": False})
+
+    def _null_ids(self) -> bool:
+        for name, value in self.scope["headers"]:
+            if name == b"mcp-protocol-version":
+                return unreadable_id_is_null(value.decode("latin-1"))
+        return unreadable_id_is_null(None)
 
     async def _read_body(self) -> tuple[bytes, bool]:
         """The request body, cut one byte past the limit (the view answers 413 for it).

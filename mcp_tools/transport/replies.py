@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -54,8 +55,24 @@ class Reply:
     on_close: Callable[[], None] | None = None
 
 
+# Whether this request's errors carry "id": null when its id could not be read; set once per
+# request by ``views.respond`` from its MCP-Protocol-Version header (the context reaches the
+# worker threads too).
+_NULL_IDS: ContextVar[bool] = ContextVar("mcp_tools_null_ids", default=True)
+
+
+def read_id_rule(request: HttpRequest) -> None:
+    """Fix, for this request, how an unreadable id is written (``versions.unreadable_id_is_null``)."""
+    _NULL_IDS.set(v.unreadable_id_is_null(request.headers.get("mcp-protocol-version")))
+
+
+def error_body(exc: McpError, request_id: Any = None) -> bytes:
+    """An error response; a ``None`` id (unreadable) is ``null`` or absent per the revision."""
+    return encode_error(request_id, exc, null_id=_NULL_IDS.get())
+
+
 def error_reply(exc: McpError, request_id: Any = None) -> Reply:
-    return Reply(exc.http_status, encode_error(request_id, exc), dict(exc.headers))
+    return Reply(exc.http_status, error_body(exc, request_id), dict(exc.headers))
 
 
 def plain_error(status: int, code: int, message: str) -> Reply:

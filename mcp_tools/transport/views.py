@@ -46,10 +46,12 @@ from .replies import (
     authenticate,
     check_host_and_origin,
     cors_headers,
+    error_body,
     error_reply,
     legacy_session,
     plain_error,
     preflight,
+    read_id_rule,
     request_headers,
 )
 from .streams import serve_get, serve_listen
@@ -62,6 +64,7 @@ logger = logging.getLogger("mcp_tools")
 
 async def respond(request: HttpRequest) -> Reply:
     """The endpoint's answer with every header set; the view (or the ASGI front) sends it."""
+    read_id_rule(request)
     refused = check_host_and_origin(request)
     if refused is not None:
         reply = refused
@@ -354,7 +357,7 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
         try:
             parsed.append(parse_message(item))
         except McpError as exc:
-            parsed.append(encode_error(readable_id(item), exc))
+            parsed.append(error_body(exc, readable_id(item)))
     # A batch is authorized whole before any item runs: a step-up (403) refuses it before it
     # has side effects, never after earlier calls ran and their results would be lost.
     try:

@@ -98,13 +98,27 @@ def test_ping_before_initialized_notification(mcp: Mcp) -> None:
 # --------------------------------------------------------------------------- HTTP rules
 
 
-def test_parse_error(mcp: Mcp) -> None:
-    """L-9, H-5: unparsable JSON is 400 + -32700 with no id."""
-    response, messages = mcp.post(b"{oops", validate=False)
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_parse_error(mcp: Mcp, version: str) -> None:
+    """L-9, H-5: unparsable JSON is 400 + -32700 with no id (2025-11-25 and later)."""
+    response, messages = mcp.post(b"{oops", validate=False, headers={"MCP-Protocol-Version": version})
     assert response.status_code == 400
-    check_message("2025-11-25", messages[0])
+    check_message(version, messages[0])
     assert messages[0]["error"]["code"] == -32700
     assert "id" not in messages[0]
+
+
+@pytest.mark.parametrize("version", [None, "2025-03-26", "2025-06-18"])
+def test_parse_error_id_is_null_where_the_schema_requires_an_id(mcp: Mcp, version: str | None) -> None:
+    """JSON-RPC 2.0 section 5: an unreadable id is null. The 2025-03-26 and 2025-06-18 schemas
+    require the member; without a version header a server assumes 2025-03-26."""
+    headers = {"MCP-Protocol-Version": version} if version else {}
+    for body in (b"{oops", b'{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}', b"[1]"):
+        response, messages = mcp.post(body, validate=False, headers=headers)
+        assert response.status_code == 400 or body == b"[1]", (body, response.status_code)
+        assert "id" in messages[0], body
+        assert messages[0]["id"] is None
+        check_message(version or "2025-03-26", messages[0])
 
 
 @pytest.mark.parametrize(
@@ -142,7 +156,7 @@ def test_foreign_origin_is_403(mcp: Mcp) -> None:
         {"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers={"Origin": "https://evil.example"}
     )
     assert response.status_code == 403
-    assert "id" not in messages[0]
+    assert messages[0]["id"] is None  # not read: the origin is refused first (2025-03-26 rules)
 
 
 def test_same_origin_and_configured_origins_pass(mcp: Mcp, settings: Any) -> None:
