@@ -412,7 +412,7 @@ def test_granted_scopes_not_yet_expanded_show_nothing(oauth: None) -> None:
 def test_filtering_1000_tools_20_scopes_every_page(client: Any, oauth: None, alice: User, settings: Any) -> None:
     """Two tokens over 1,000 tools x 20 scopes: every page is exactly the expected filter."""
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PAGE_SIZE": 37, "RATE_LIMIT": "off"}
-    rng = random.Random(7)  # noqa: S311 - a reproducible catalog
+    rng = random.Random(7)
     scopes = [Scope.objects.create(name=f"s{i:02d}") for i in range(20)]
     # s00 implies s01 implies s02 (transitively); s10 implies s11.
     scopes[0].implies.add(scopes[1])
