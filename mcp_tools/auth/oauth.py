@@ -10,6 +10,8 @@ against the catalog it uses (``Catalog.scoped``: active scopes plus those they i
 from __future__ import annotations
 
 import hashlib
+import json
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -174,11 +176,16 @@ def entitled(user: Any, names: list[str]) -> list[str]:
 
 
 class DOTBackend(OAuthBackend):
-    """Access tokens issued by django-oauth-toolkit on this site (one query per request).
+    """Access tokens issued by django-oauth-toolkit on this site (one indexed query per request).
 
     Refused with 401: unknown or revoked tokens, expired ones, DCR registration tokens,
     tokens without a ``resource`` or bound to another resource, tokens of inactive users,
     and client-credentials tokens unless ``ALLOW_CLIENT_CREDENTIALS``.
+
+    The token, its client id and its user's id and active flag come from one plain SQL JOIN on
+    the indexed token checksum, written once from the models' metadata: compiling the ORM query
+    cost more than running it (about 1-2 ms a request). Nothing is cached, so a revoked or
+    expired token is refused at once by every process. The user is loaded on first use only.
     """
 
     def __init__(self) -> None:
@@ -187,36 +194,72 @@ class DOTBackend(OAuthBackend):
 
         self.model = get_access_token_model()
         self.registration_scope = oauth2_settings.DCR_REGISTRATION_SCOPE
+        self._sql: dict[str, str] = {}
+
+    def _lookup_sql(self, connection: Any) -> str:
+        """SELECT expires, scope, resource, client_id, user id, is_active for one checksum."""
+        found = self._sql.get(connection.alias)
+        if found is None:
+            q = connection.ops.quote_name
+            meta = self.model._meta
+            app = meta.get_field("application").related_model._meta
+            user = meta.get_field("user").related_model._meta
+            t, a, u = q(meta.db_table), q(app.db_table), q(user.db_table)
+            column = meta.get_field
+            found = (
+                f"SELECT t.{q(column('expires').column)}, t.{q(column('scope').column)}, "  # noqa: S608 - names from _meta
+                f"t.{q(column('resource').column)}, a.{q(app.get_field('client_id').column)}, "
+                f"u.{q(user.pk.column)}, u.{q(user.get_field('is_active').column)} "
+                f"FROM {t} t LEFT JOIN {a} a ON a.{q(app.pk.column)} = t.{q(column('application').column)} "
+                f"LEFT JOIN {u} u ON u.{q(user.pk.column)} = t.{q(column('user').column)} "
+                f"WHERE t.{q(column('token_checksum').column)} = %s"
+            )
+            self._sql[connection.alias] = found
+        return found
 
     def authenticate(self, request: HttpRequest) -> Principal:
+        from django.contrib.auth import get_user_model
+        from django.db import connections, router
         from django.utils import timezone
+        from django.utils.dateparse import parse_datetime
+        from django.utils.functional import SimpleLazyObject
 
         from ..conf import mcp_settings
 
         raw = bearer_token(request)
         checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
-        token = self.model.objects.select_related("application", "user").filter(token_checksum=checksum).first()
-        if token is None:
+        connection = connections[router.db_for_read(self.model)]
+        with connection.cursor() as cursor:
+            cursor.execute(self._lookup_sql(connection), [checksum])
+            row = cursor.fetchone()
+        if row is None:
             raise unauthorized("invalid_token", NOT_VALID)
-        if token.expires <= timezone.now():
+        expires = row[0]
+        if isinstance(expires, str):  # SQLite without its converters
+            expires = parse_datetime(expires)
+        if expires is None or timezone.is_naive(expires):  # stored in UTC when USE_TZ
+            expires = timezone.make_aware(expires or datetime.min, UTC)
+        if expires <= timezone.now():
             raise unauthorized("invalid_token", "The access token expired")
-        granted = set(token.scope.split())
+        granted = set((row[1] or "").split())
         if self.registration_scope in granted:
             raise unauthorized("invalid_token", "A client registration token is not an access token")
-        audiences = [canonical_resource(r) for r in (token.resource or []) if isinstance(r, str)]
+        resource = json.loads(row[2]) if isinstance(row[2], str | bytes) else row[2]
+        audiences = [canonical_resource(r) for r in (resource or []) if isinstance(r, str)]
         if not audiences:
             raise unauthorized("invalid_token", "The access token is not bound to this resource (RFC 8707)")
         if resource_url() not in audiences:
             raise unauthorized("invalid_token", NOT_VALID)
-        client_id = token.application.client_id if token.application is not None else None
-        user = token.user
-        if user is None:
+        client_id, user_id, active = row[3], row[4], row[5]
+        if user_id is None:
             if not mcp_settings.ALLOW_CLIENT_CREDENTIALS or client_id is None:
                 raise unauthorized("invalid_token", NOT_VALID)
             return token_principal(f"client:{client_id}", client_id, granted)
-        if not user.is_active:
+        if not active:
             raise unauthorized("invalid_token", NOT_VALID)
-        return token_principal(f"user:{user.pk}", client_id, granted, user)
+        users = get_user_model()._default_manager
+        user = SimpleLazyObject(lambda: users.get(pk=user_id))
+        return token_principal(f"user:{user_id}", client_id, granted, user)
 
 
 # --------------------------------------------------------------------------- JWT

@@ -241,3 +241,47 @@ async def _sdk_session(url: str, consent: _Consent) -> tuple[_Memory, list[str],
         echo = await session.call_tool("echo", {"text": "through oauth"})
     assert isinstance(echo.content[0], types.TextContent)
     return storage, names, echo.content[0].text
+
+
+# --------------------------------------------------------------------------- revocation across processes
+
+
+def _list_status(url: str, token: str) -> int:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    response = httpx.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/list",
+        },
+        timeout=30,
+    )
+    return response.status_code
+
+
+def test_a_revoked_or_expired_token_is_refused_by_every_process_at_once(tmp_path: Path) -> None:
+    """Token validation caches nothing: the next request after a revocation, on any process,
+    is 401 (issue 14: one indexed query per request)."""
+    env = _oauth_env("http://127.0.0.1/mcp")
+    with run_server(tmp_path, extra_env=env) as first, run_server(tmp_path, extra_env=env, prepare=False) as second:
+        revoked, expiring = _token(first), _token(first)
+        for url in (first.url, second.url, first.url, second.url):
+            assert _list_status(url, revoked) == 200
+            assert _list_status(url, expiring) == 200
+        first.manage(
+            "shell",
+            "-c",
+            f"from oauth2_provider.models import AccessToken; AccessToken.objects.get(token={revoked!r}).revoke()",
+        )
+        code = (
+            "from datetime import timedelta; from django.utils import timezone; "
+            "from oauth2_provider.models import AccessToken; "
+            f"AccessToken.objects.filter(token={expiring!r}).update(expires=timezone.now() - timedelta(seconds=1))"
+        )
+        first.manage("shell", "-c", code)
+        for url in (second.url, first.url):
+            assert _list_status(url, revoked) == 401
+            assert _list_status(url, expiring) == 401
