@@ -172,6 +172,21 @@ class Tool(models.Model):
 
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
+        kind = registry.get(self.handler_key)
+        if kind is None:
+            errors.setdefault("handler_key", []).append(f"No handler is registered under {self.handler_key!r}.")
+        else:
+            for message in kind.config_errors(self.handler_config):
+                errors.setdefault("handler_config", []).append(message)
+            if "handler_config" not in errors:
+                # A kind that derives its tools' schemas from the config (contrib.drf) sets them.
+                try:
+                    derived = kind.derived_schemas(self.handler_config)
+                except ValueError as exc:
+                    errors.setdefault("handler_config", []).append(str(exc))
+                else:
+                    if derived is not None:
+                        self.input_schema, self.output_schema = derived
         for field, check in (("input_schema", check_input_schema), ("output_schema", check_output_schema)):
             value = getattr(self, field)
             if field == "output_schema" and value is None:
@@ -188,12 +203,6 @@ class Tool(models.Model):
             isinstance(n, str) for n in self.sensitive_arguments
         ):
             errors.setdefault("sensitive_arguments", []).append("A list of argument names (strings).")
-        kind = registry.get(self.handler_key)
-        if kind is None:
-            errors.setdefault("handler_key", []).append(f"No handler is registered under {self.handler_key!r}.")
-        else:
-            for message in kind.config_errors(self.handler_config):
-                errors.setdefault("handler_config", []).append(message)
         if errors:
             raise ValidationError(errors)
 
