@@ -1,0 +1,15 @@
+"""App config of the DRF integration: add ``"mcp_tools.contrib.drf"`` to ``INSTALLED_APPS``."""
+
+from django.apps import AppConfig
+
+
+class McpToolsDrfConfig(AppConfig):
+    name = "mcp_tools.contrib.drf"
+    label = "mcp_tools_drf"
+    verbose_name = "MCP tools: models as tools (DRF)"
+
+    def ready(self) -> None:
+        from . import checks, handlers
+
+        handlers.register_kinds()  # the built-in handler kinds model tool rows are bound to
+        checks.register()
