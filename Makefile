@@ -20,6 +20,8 @@ run: install
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py load_demo_tools
 	$(PY) manage.py demo_superuser
+	$(PY) manage.py seed_library  # the demo library: 10,000 books (bulk_create; idempotent)
+	$(PY) manage.py mcp_sync_toolsets  # its model toolsets as tool rows (idempotent)
 	@echo "MCP endpoint: http://$(HOST):$(PORT)/mcp   admin: http://$(HOST):$(PORT)/admin/"
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m project.run
 
