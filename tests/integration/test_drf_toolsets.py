@@ -441,3 +441,39 @@ def test_the_handler_checks_permissions_itself() -> None:
         with pytest.raises(ToolError, match="You may not create specimens"):
             run("create", _context(user, "drfapp.SpecimenTools", {"char": "x"}))
     assert not Specimen.objects.exists()
+
+
+def test_model_tools_run_as_tasks_and_are_audited_like_any_tool(client: Any) -> None:
+    from mcp_tools.models import AuditEvent
+
+    make_user("sam", *perms("specimen"))
+    Specimen.objects.create(char="a", integer=3)
+    tool = Tool.objects.get(name="aggregate_specimen")
+    tool.task_support = "optional"  # an admin edit; the next sync keeps it
+    tool.save()
+    call_command("mcp_sync_toolsets", stdout=io.StringIO())
+    sam = Caller(client, "sam", version="2025-11-25")
+    arguments = {"sum": ["integer"]}
+    created = sam.mcp.call(
+        "tools/call", {"name": "aggregate_specimen", "arguments": arguments, "task": {"ttl": 60_000}}
+    )
+    result = sam.mcp.call("tasks/result", {"taskId": created["task"]["taskId"]})
+    assert result["structuredContent"]["groups"] == [{"count": 1, "sum_integer": 3}]
+    audit = AuditEvent.objects.get(tool_name="aggregate_specimen")
+    assert (audit.principal_key, audit.outcome) == ("user:sam", "ok")
+
+
+def test_the_system_check_names_rows_out_of_date_with_their_toolset() -> None:
+    from mcp_tools.contrib.drf.checks import check_rows
+
+    assert check_rows(databases=["default"]) == []
+    Tool.objects.filter(name="get_specimen").update(output_schema={"type": "object"})
+    Tool.objects.filter(name="list_kind").delete()
+    messages = check_rows(databases=["default"])
+    assert [m.id for m in messages] == ["mcp_tools_drf.W001", "mcp_tools_drf.W001"]
+    assert sorted(m.msg for m in messages) == [
+        "Model tool get_specimen (schemas out of date).",
+        "Model tool list_kind (no tool row yet).",
+    ]
+    call_command("mcp_sync_toolsets", stdout=io.StringIO())
+    assert check_rows(databases=["default"]) == []
