@@ -39,6 +39,7 @@ bench: install
 	$(PY) bench/run.py
 	$(PY) bench/tasks.py
 	$(PY) bench/listeners.py
+	$(PY) bench/models.py
 
 soak: install  # 10 minutes of mixed traffic against one server (the suite runs 60 s of it)
 	MCP_SOAK_SECONDS=$${MCP_SOAK_SECONDS:-600} $(PY) -m pytest tests/e2e/test_soak.py -q -s -p no:cacheprovider --timeout=1200
