@@ -73,6 +73,8 @@ def _declare(**attrs: Any) -> type[ModelToolset]:
         ({"fields": ["char"], "operations": ["list", "drop"]}, "['drop']"),
         ({}, "set fields"),
         ({"fields": ["char"], "page_size": 500}, "above max_page_size"),
+        ({"fields": ["char"], "search_fields": ["owner__password"]}, "'owner__password' looks like a secret"),
+        ({"fields": ["char"], "search_fields": ["kind__specimens"]}, "is not a text field"),
     ],
 )
 def test_a_wrong_declaration_fails_when_it_is_registered(attrs: dict[str, Any], words: str) -> None:

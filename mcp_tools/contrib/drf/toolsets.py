@@ -240,6 +240,9 @@ class ModelToolset:
     @cached_property
     def search_paths(self) -> tuple[str, ...]:
         for path in self.search_fields:
+            if any(is_secret_name(part) for part in path.split("__")):
+                # Matching words is reading: a search over a secret would leak it a letter at a time.
+                raise self._error(f"search_fields: {path!r} looks like a secret")
             field = self._path_field(path)
             if field_kind(field) not in ("text", "choice") or not isinstance(
                 field, models.CharField | models.TextField
@@ -347,7 +350,8 @@ class ModelToolset:
                 if not field.is_relation or field.related_model is None:
                     raise self._error(f"search_fields: {path!r}: {part!r} is not a relation")
                 model = field.related_model
-        assert isinstance(field, models.Field)
+        if not isinstance(field, models.Field):  # a reverse relation
+            raise self._error(f"search_fields: {path!r} is not a text field")
         return field
 
     def _error(self, message: str) -> ImproperlyConfigured:
