@@ -91,9 +91,9 @@ _compiled: dict[str, Compiled] = {}
 _lock = threading.Lock()
 
 
-def compiled_for(key: Any) -> Compiled:
+def compiled_for(key: Any, revision: Any = None) -> Compiled:
     """The compiled toolset registered as ``key`` (ValueError when there is none)."""
-    toolset = get_toolset(key)
+    toolset = get_toolset(key, revision)
     found = _compiled.get(toolset.key)
     if found is None or found.toolset is not toolset:
         with _lock:

@@ -34,7 +34,8 @@ KIND_PREFIX = "drf."
 CONFIG_SCHEMA = {
     "type": "object",
     "properties": {
-        "toolset": {"type": "string", "minLength": 1, "description": "A registered toolset: app_label.Class"}
+        "toolset": {"type": "string", "minLength": 1, "description": "app_label.Class, or admin.<name>"},
+        "revision": {"type": "integer", "minimum": 1, "description": "Of a toolset defined in the admin."},
     },
     "required": ["toolset"],
     "additionalProperties": False,
@@ -58,7 +59,7 @@ class FieldErrors(Exception):
 
 def run(operation: str, ctx: ToolContext) -> Any:
     try:
-        compiled = compiled_for(ctx.config.get("toolset"))
+        compiled = compiled_for(ctx.config.get("toolset"), ctx.config.get("revision"))
     except ValueError:
         logger.error("Tool %r names toolset %r, which is not registered", ctx.tool_name, ctx.config.get("toolset"))
         raise ToolError(f"Tool {ctx.tool_name!r} is not available right now.") from None
@@ -301,7 +302,9 @@ OPERATION_FUNCS: dict[str, Callable[[Compiled, ToolContext], Any]] = {
 
 
 def _toolset_for(operation: str, config: Any) -> ModelToolset:
-    toolset = get_toolset(config.get("toolset") if isinstance(config, dict) else None)
+    if not isinstance(config, dict):
+        raise ValueError("The handler config must be an object naming a toolset.")
+    toolset = get_toolset(config.get("toolset"), config.get("revision"))
     if operation not in toolset.operations:
         raise ValueError(f"Toolset {toolset.key!r} does not declare the {operation!r} operation.")
     return toolset
@@ -313,7 +316,7 @@ def _make(operation: str) -> HandlerKind:
 
     def derive(config: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
         toolset = _toolset_for(operation, config)
-        return compiled_for(toolset.key).schemas[operation]
+        return compiled_for(toolset.key, toolset.revision or None).schemas[operation]
 
     def permissions(config: Any) -> list[str]:
         return _toolset_for(operation, config).get_required_permissions(operation)

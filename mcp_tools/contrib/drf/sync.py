@@ -13,11 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from ...models import EDITABLE_FIELDS, Scope, Tool
 from .handlers import KIND_PREFIX, kind_key
-from .site import all_toolsets
+from .models import ToolsetDefinition
+from .site import all_toolsets, forget, remember
 from .toolsets import ModelToolset
 
 # (readOnly, destructive, idempotent) per operation; none of them reaches outside the database.
@@ -92,7 +94,7 @@ def row_values(toolset: ModelToolset, operation: str) -> dict[str, Any]:
         "rate_limit": toolset.rate_limit,
         "task_support": toolset.task_support.get(operation, "forbidden"),
         "handler_key": kind_key(operation),
-        "handler_config": {"toolset": toolset.key},
+        "handler_config": {"toolset": toolset.key, **({"revision": toolset.revision} if toolset.revision else {})},
         "read_only_hint": read_only,
         "destructive_hint": destructive,
         "idempotent_hint": idempotent,
@@ -107,6 +109,7 @@ class Report:
     unchanged: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         return ", ".join(f"{len(v)} {k}" for k, v in vars(self).items())
@@ -116,51 +119,100 @@ def _snapshot(tool: Tool) -> dict[str, Any]:
     return {name: getattr(tool, name) for name in EDITABLE_FIELDS if name != "required_scopes"}
 
 
+def _existing(key: str | None = None) -> dict[tuple[str, Any], Tool]:
+    """The model tool rows by (handler kind, toolset key): all, or those of one toolset."""
+    rows = Tool.objects.filter(handler_key__startswith=KIND_PREFIX).prefetch_related("required_scopes")
+    found: dict[tuple[str, Any], Tool] = {}
+    for tool in rows:
+        config = tool.handler_config if isinstance(tool.handler_config, dict) else {}
+        if key is None or config.get("toolset") == key:
+            found[(tool.handler_key, config.get("toolset"))] = tool
+    return found
+
+
+def _sync_one(
+    toolset: ModelToolset,
+    existing: dict[tuple[str, Any], Tool],
+    report: Report,
+    scopes: dict[str, Scope],
+    reset: bool,
+    enable: bool = False,
+) -> None:
+    for operation in toolset.operations:
+        values = row_values(toolset, operation)
+        tool = existing.pop((values["handler_key"], toolset.key), None)
+        if tool is None:
+            tool = Tool(**values)
+            tool.full_clean()
+            tool.save()
+            report.created.append(tool.name)
+            changed = True
+        else:
+            before = _snapshot(tool)
+            for name in OWNED + (ADMIN_EDITABLE if reset else ()) + (("enabled",) if enable else ()):
+                setattr(tool, name, values[name])
+            tool.full_clean()  # the kind derives the schemas again
+            changed = _snapshot(tool) != before
+            if changed:
+                tool.save()
+        wanted = {_scope(scopes, name, toolset) for name in toolset.get_required_scopes(operation)}
+        held = set(tool.required_scopes.all())
+        if reset and held != wanted:
+            tool.required_scopes.set(wanted)
+            changed = True
+        elif not wanted <= held:
+            tool.required_scopes.add(*(wanted - held))  # the declared scopes are a floor
+            changed = True
+        if tool.name not in report.created:
+            (report.updated if changed else report.unchanged).append(tool.name)
+
+
+def _retire(leftovers: dict[tuple[str, Any], Tool], report: Report, prune: bool) -> None:
+    """Rows of operations or toolsets no longer declared: disabled, or deleted with ``prune``."""
+    for tool in leftovers.values():
+        if prune:
+            tool.delete()
+            report.deleted.append(tool.name)
+        elif tool.enabled:
+            tool.enabled = False
+            tool.save()
+            report.disabled.append(tool.name)
+
+
 def sync_toolsets(*, reset: bool = False, prune: bool = False) -> Report:
-    """Write the tool rows of every registered toolset (one transaction; list_changed once)."""
+    """Write the tool rows of every registered toolset and every enabled toolset defined in the
+    admin (one transaction; list_changed once)."""
     report = Report()
     with transaction.atomic():
-        existing: dict[tuple[str, Any], Tool] = {}
-        for tool in Tool.objects.filter(handler_key__startswith=KIND_PREFIX).prefetch_related("required_scopes"):
-            config = tool.handler_config if isinstance(tool.handler_config, dict) else {}
-            existing[(tool.handler_key, config.get("toolset"))] = tool
+        existing = _existing()
         scopes: dict[str, Scope] = {}
         for toolset in all_toolsets():
-            for operation in toolset.operations:
-                values = row_values(toolset, operation)
-                tool = existing.pop((values["handler_key"], toolset.key), None)
-                if tool is None:
-                    tool = Tool(**values)
-                    tool.full_clean()
-                    tool.save()
-                    report.created.append(tool.name)
-                    changed = True
-                else:
-                    before = _snapshot(tool)
-                    for name in OWNED + (ADMIN_EDITABLE if reset else ()):
-                        setattr(tool, name, values[name])
-                    tool.full_clean()  # the kind derives the schemas again
-                    changed = _snapshot(tool) != before
-                    if changed:
-                        tool.save()
-                wanted = {_scope(scopes, name, toolset) for name in toolset.get_required_scopes(operation)}
-                held = set(tool.required_scopes.all())
-                if reset and held != wanted:
-                    tool.required_scopes.set(wanted)
-                    changed = True
-                elif not wanted <= held:
-                    tool.required_scopes.add(*(wanted - held))  # the code's scopes are a floor
-                    changed = True
-                if tool.name not in report.created:
-                    (report.updated if changed else report.unchanged).append(tool.name)
-        for tool in existing.values():  # operations or toolsets no longer declared
-            if prune:
-                tool.delete()
-                report.deleted.append(tool.name)
-            elif tool.enabled:
-                tool.enabled = False
-                tool.save()
-                report.disabled.append(tool.name)
+            _sync_one(toolset, existing, report, scopes, reset)
+        for definition in ToolsetDefinition.objects.filter(enabled=True):
+            try:
+                toolset = definition.as_toolset()
+            except ImproperlyConfigured as exc:  # e.g. its model or a field is gone: its rows retire
+                report.invalid.append(f"{definition.name}: {exc}")
+                continue
+            remember(toolset)
+            _sync_one(toolset, existing, report, scopes, reset)
+        _retire(existing, report, prune)
+    return report
+
+
+def sync_definition(definition: ToolsetDefinition) -> Report:
+    """Write the rows of one toolset defined in the admin (its save and delete call this)."""
+    report = Report()
+    with transaction.atomic():
+        existing = _existing(definition.key)
+        if definition.enabled and definition.pk is not None:
+            toolset = definition.as_toolset()
+            remember(toolset)
+            # The definition's enabled flag governs its rows (turning it back on enables them).
+            _sync_one(toolset, existing, report, {}, reset=False, enable=True)
+        else:
+            forget(definition.key)
+        _retire(existing, report, prune=definition.pk is None)
     return report
 
 
@@ -184,7 +236,7 @@ def stale_rows() -> list[str]:
         operation = tool.handler_key[len(KIND_PREFIX) :]
         seen.add((operation, config.get("toolset")))
         try:
-            derived = compiled_for(config.get("toolset")).schemas.get(operation)
+            derived = compiled_for(config.get("toolset"), config.get("revision")).schemas.get(operation)
         except ValueError:
             problems.append(f"{tool.name} (toolset {config.get('toolset')!r} is not registered)")
             continue

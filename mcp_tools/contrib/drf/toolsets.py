@@ -162,6 +162,7 @@ class ModelToolset:
     descriptions: Mapping[str, str] = {}
     rate_limit: str = ""
     task_support: Mapping[str, str] = {}
+    revision: int = 0  # a toolset defined in the admin: its row's revision (0: declared in code)
 
     # ------------------------------------------------------------------ identity
 
