@@ -79,6 +79,9 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("MCP_SQLITE_PATH", str(VAR_DIR / "db.sqlite3")),
+            # The endpoint's pool threads keep their connection this long (Django's default 0
+            # would open one per request, PRAGMAs included).
+            "CONN_MAX_AGE": 60,
             # WAL + synchronous=NORMAL: no disk sync per commit (see README "Audit trail").
             "OPTIONS": {
                 "timeout": 20,
