@@ -176,6 +176,7 @@ CELERY_TASK_ALWAYS_EAGER = os.environ.get("MCP_CELERY_EAGER") == "1"
 CELERY_BEAT_SCHEDULE = {
     "mcp-tools-purge-expired-tasks": {"task": "mcp_tools.purge_expired_tasks", "schedule": 300.0},
     "mcp-tools-purge-audit-events": {"task": "mcp_tools.purge_audit_events", "schedule": 3600.0},
+    "mcp-tools-purge-expired-handles": {"task": "mcp_tools.purge_expired_handles", "schedule": 300.0},
 }
 if os.environ.get("MCP_AUTH_BACKEND"):
     MCP_TOOLS["AUTH_BACKEND"] = os.environ["MCP_AUTH_BACKEND"]
