@@ -40,6 +40,8 @@ def result_def(version: str, method: str | None, result: Any) -> tuple[str, str]
     if method == "tools/call" and isinstance(result, dict):
         if version == MODERN and result.get("resultType") == "task":
             return EXT_TASKS, "CreateTaskResult"
+        if version == MODERN and result.get("resultType") == "input_required":
+            return version, "InputRequiredResult"
         if version != MODERN and "task" in result:
             return version, "CreateTaskResult"
     if version == MODERN and method in EXT_RESULT_DEFS:
@@ -75,9 +77,13 @@ def check(version: str, name: str, instance: Any) -> None:
 
 
 def check_message(version: str, message: Any, method: str | None = None) -> None:
-    """Validate one server-sent JSON-RPC message (response or notification)."""
+    """Validate one server-sent JSON-RPC message (response, notification, or request to the client)."""
     assert isinstance(message, dict), message
-    if "error" in message:
+    if "method" in message and "id" in message:
+        assert version != MODERN, f"2026-07-28 servers send no requests (LD-8): {message}"
+        check(version, "JSONRPCRequest", message)
+        check(version, "ServerRequest", {k: v for k, v in message.items() if k in ("method", "params")})
+    elif "error" in message:
         check(version, "JSONRPCErrorResponse" if has_def(version, "JSONRPCErrorResponse") else "JSONRPCError", message)
     elif "result" in message:
         envelope = "JSONRPCResultResponse" if has_def(version, "JSONRPCResultResponse") else "JSONRPCResponse"
