@@ -120,6 +120,60 @@ async def test_sampling_with_the_sdk_2026_07_28_client(pair: tuple[LiveServer, L
     assert result.content[0].text == "LLM response: Paris"  # type: ignore[union-attr]
 
 
+@pytest.fixture(scope="module")
+def authenticated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """Callers named by X-Test-User (tests.auth.HeaderAuthBackend): distinct principals."""
+    tmp = tmp_path_factory.mktemp("principals")
+    with run_server(tmp, extra_env={"MCP_AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}) as server:
+        yield server
+
+
+@pytest.mark.anyio
+async def test_two_principals_and_an_expired_basket_with_the_sdk(authenticated: LiveServer) -> None:
+    """T-D5: bob's calls on alice's basket read exactly like an unknown basket; an expired basket
+    is an isError result that says so and how to recover."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {}
+        for user in ("alice", "bob"):
+            http = await stack.enter_async_context(create_mcp_http_client(headers={"X-Test-User": user}))
+            transport = streamable_http_client(authenticated.url, http_client=http)
+            clients[user] = await stack.enter_async_context(Client(transport, mode=MODERN))
+        alice, bob = clients["alice"], clients["bob"]
+        basket = (await alice.call_tool("create_basket", {})).structured_content["basket_id"]
+        await alice.call_tool("add_item", {"basket_id": basket, "sku": "coffee"})
+        never = "bsk_" + "Z" * 32
+        for name, arguments in (
+            ("view_basket", {"basket_id": basket}),
+            ("add_item", {"basket_id": basket, "sku": "tea"}),
+            ("checkout", {"basket_id": basket}),
+        ):
+            foreign = await bob.call_tool(name, arguments)
+            unknown = await bob.call_tool(name, {**arguments, "basket_id": never})
+            assert foreign.is_error is True
+            assert foreign.content[0].text == unknown.content[0].text.replace(never, basket)
+        viewed = await alice.call_tool("view_basket", {"basket_id": basket})
+        assert viewed.structured_content["items"][0]["sku"] == "coffee"  # bob changed nothing
+
+        authenticated.manage(
+            "shell",
+            "-c",
+            "from django.utils import timezone; from mcp_tools.models import McpHandle; "
+            f"McpHandle.objects.filter(pk={basket!r}).update(expires_at=timezone.now())",
+        )
+        expired = await alice.call_tool("add_item", {"basket_id": basket, "sku": "tea"})
+        assert expired.is_error is True
+        assert expired.content[0].text == (
+            f"The basket {basket!r} has expired. A basket expires after 24 hours of inactivity. "
+            "Call create_basket to start a new basket."
+        )
+        fresh = await alice.call_tool("create_basket", {})  # the recovery the message names
+        assert fresh.structured_content["basket_id"] != basket
+
+
 # --------------------------------------------------------------------------- two processes
 
 
