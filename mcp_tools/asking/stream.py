@@ -5,12 +5,14 @@ The waiting process polls an ``McpPendingInput`` row; the process that takes the
 fills it in (``record_answer``). Bound to the session and principal of the call. The wait ends
 with the answer, the call's cancellation, or ``INPUT_TIMEOUT_SECONDS`` (L-14: the request is
 then cancelled with ``notifications/cancelled`` and the call ends with an ``isError`` result).
+A waiting call holds its thread: at most half of the pool waits at once.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -29,6 +31,32 @@ logger = logging.getLogger("mcp_tools")
 
 # How long an answer waits for the process that asked after its deadline, before the purge.
 _GRACE_SECONDS = 60
+
+
+class _WaitSlots:
+    """Calls of this process waiting for an answer, each holding a thread of the pool.
+
+    At most half of ``THREAD_POOL_SIZE`` wait at once: the answers themselves (and every other
+    request) need pool threads, so waiting calls must never take them all.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.taken = 0
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.taken >= max(1, int(mcp_settings.THREAD_POOL_SIZE) // 2):
+                return False
+            self.taken += 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self.taken -= 1
+
+
+_slots = _WaitSlots()
 
 
 class StreamAsker:
@@ -74,7 +102,19 @@ class StreamAsker:
                 f"This tool needs to ask {inputs.NAMES[method]}, which needs an SSE response: "
                 "send the call with Accept: text/event-stream (and not in a batch)."
             )
-        shaped = inputs.shape_params(method, params, self.version)
+        if not _slots.take():
+            raise InputUnavailable(
+                f"This tool needs to ask {inputs.NAMES[method]}, but the server is waiting for too many "
+                "answers right now; try again shortly."
+            )
+        try:
+            answer = self._ask(method, inputs.shape_params(method, params, self.version))
+        finally:
+            _slots.give_back()
+        return checked_answer(method, params, answer)
+
+    def _ask(self, method: str, shaped: dict[str, Any]) -> Any:
+        assert self.emit is not None
         request_id = f"mcp-tools-{secrets.token_urlsafe(16)}"
         timeout = float(mcp_settings.INPUT_TIMEOUT_SECONDS)
         McpPendingInput.objects.create(
@@ -86,10 +126,9 @@ class StreamAsker:
         )
         try:
             self.emit(orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": shaped}))
-            answer = self._wait(request_id, method, timeout)
+            return self._wait(request_id, method, timeout)
         finally:
             McpPendingInput.objects.filter(pk=request_id).delete()
-        return checked_answer(method, params, answer)
 
     def _wait(self, request_id: str, method: str, timeout: float) -> Any:
         deadline = time.monotonic() + timeout

@@ -487,6 +487,26 @@ def test_no_answer_in_time_cancels_the_request_and_ends_the_call_clearly(session
     assert not McpPendingInput.objects.exists()
 
 
+def test_at_most_half_the_thread_pool_waits_for_answers(session: McpSession, settings: Any) -> None:
+    """Answers need pool threads too: waiting calls never take them all."""
+    from mcp_tools.asking import stream
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "THREAD_POOL_SIZE": 2}
+    refused: list[str] = []
+
+    def emit(data: bytes) -> None:  # while the first call waits, a second one asks
+        second = StreamAsker("2025-11-25", session.pk, "anonymous", lambda data: None, lambda: False)
+        with pytest.raises(InputUnavailable) as info:
+            second.ask("elicitation/create", FORM, None)
+        refused.append(info.value.message)
+        record_answer(session.pk, "anonymous", json.loads(data)["id"], {"action": "decline"}, None)
+
+    first = StreamAsker("2025-11-25", session.pk, "anonymous", emit, lambda: False)
+    assert first.ask("elicitation/create", FORM, None) == {"action": "decline"}
+    assert "waiting for too many answers" in refused[0]
+    assert stream._slots.taken == 0
+
+
 def test_a_cancelled_call_stops_waiting(session: McpSession) -> None:
     asker = StreamAsker("2025-11-25", session.pk, "anonymous", lambda data: None, lambda: True)
     with pytest.raises(ToolCancelled):
