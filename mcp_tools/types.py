@@ -232,8 +232,9 @@ class HandleKind:
     @property
     def retention(self) -> str:
         """The retention policy in words, for the creating tool's description."""
-        when = "of inactivity" if self.sliding else "after it is created"
-        return f"A {self.label} expires after {_duration(self.ttl_seconds)} {when}."
+        if self.sliding:
+            return f"A {self.label} expires after {_duration(self.ttl_seconds)} of inactivity."
+        return f"A {self.label} expires {_duration(self.ttl_seconds)} after it is created."
 
 
 @dataclass(slots=True)
