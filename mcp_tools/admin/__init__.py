@@ -8,6 +8,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
+from . import handles  # noqa: F401  (registers McpHandleAdmin)
 from .forms import TOOL_FIELDSETS, ToolForm
 
 

@@ -1,6 +1,7 @@
 """The app's models, one module per capability; import them from here (``mcp_tools.models``)."""
 
 from .audit import AuditEvent, AuditOutcome
+from .handles import McpHandle, McpPendingInput
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
 from .tasks import McpTask, TaskStatus, new_task_id
 from .tools import (
@@ -28,6 +29,8 @@ __all__ = [
     "AuditEvent",
     "AuditOutcome",
     "CatalogVersion",
+    "McpHandle",
+    "McpPendingInput",
     "McpSession",
     "McpTask",
     "Scope",
