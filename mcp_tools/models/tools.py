@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from ..protocol.shaping import TASK_SUPPORT_VALUES
 from ..ratelimit import validate_rate
 from ..registry import registry
-from ..schemas import check_input_schema, check_output_schema
+from ..schemas import input_schema_problems, output_schema_problems
 from ..signals import catalog_changed
 from .querysets import ToolQuerySet
 
@@ -172,14 +172,12 @@ class Tool(models.Model):
 
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
-        for field, check in (("input_schema", check_input_schema), ("output_schema", check_output_schema)):
+        # Every problem of a schema, each with its path, so one save shows them all.
+        for field, problems in (("input_schema", input_schema_problems), ("output_schema", output_schema_problems)):
             value = getattr(self, field)
             if field == "output_schema" and value is None:
                 continue
-            try:
-                check(value)
-            except ValueError as exc:
-                errors.setdefault(field, []).append(str(exc))
+            errors.setdefault(field, []).extend(problems(value))
         if not isinstance(self.icons, list) or not all(
             isinstance(i, dict) and isinstance(i.get("src"), str) for i in self.icons
         ):
@@ -194,6 +192,7 @@ class Tool(models.Model):
         else:
             for message in kind.config_errors(self.handler_config):
                 errors.setdefault("handler_config", []).append(message)
+        errors = {field: messages for field, messages in errors.items() if messages}
         if errors:
             raise ValidationError(errors)
 
