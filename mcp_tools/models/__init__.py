@@ -1,6 +1,7 @@
 """The app's models, one module per capability; import them from here (``mcp_tools.models``)."""
 
 from .audit import AuditEvent, AuditOutcome
+from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
 from .tasks import McpTask, TaskStatus, new_task_id
 from .tools import (
@@ -30,12 +31,17 @@ __all__ = [
     "CatalogVersion",
     "McpSession",
     "McpTask",
+    "RevisionAction",
     "Scope",
     "StreamStats",
     "TaskStatus",
     "TaskSupport",
     "Tool",
+    "ToolRevision",
+    "current_frame",
     "default_input_schema",
     "new_session_id",
     "new_task_id",
+    "record_changes",
+    "revision",
 ]
