@@ -43,7 +43,7 @@ def _tool_scopes_changed(
         return
     # scope.tools.add(...): the tools are the other side.
     if action == "pre_clear":
-        instance._mcp_tool_pks = list(instance.tools.values_list("pk", flat=True))  # type: ignore[attr-defined]
+        instance._mcp_tool_pks = list(instance.tools.values_list("pk", flat=True))
     elif action in ("post_add", "post_remove"):
         record_changes(sorted(pk_set or ()), using=using)
     elif action == "post_clear":
