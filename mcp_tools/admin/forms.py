@@ -208,7 +208,7 @@ class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
 class TryForm(forms.Form):
     """Arguments for one call of a saved tool, and the revision to answer in."""
 
-    arguments = PrettyJSONField(label="Arguments", rows=8, initial=dict, help_text="A JSON object.")
+    arguments = PrettyJSONField(label="Arguments", rows=8, required=False, initial=dict, help_text="A JSON object.")
     protocol_version = forms.ChoiceField(
         label="Protocol revision",
         choices=[(v, v) for v in reversed(SUPPORTED_VERSIONS)],
@@ -218,6 +218,8 @@ class TryForm(forms.Form):
 
     def clean_arguments(self) -> Any:
         value = self.cleaned_data.get("arguments")
+        if value is None:  # an empty box, or {} (which forms count as empty)
+            return {}
         if not isinstance(value, dict):
             raise ValidationError("Tool arguments are a JSON object, e.g. {}.")
         return value

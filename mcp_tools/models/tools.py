@@ -218,7 +218,9 @@ class Tool(models.Model):
         ):
             errors.setdefault("sensitive_arguments", []).append("A list of argument names (strings).")
         kind = registry.get(self.handler_key)
-        if kind is None:
+        if not self.handler_key:
+            pass  # "This field cannot be blank" says it already
+        elif kind is None:
             errors.setdefault("handler_key", []).append(f"No handler is registered under {self.handler_key!r}.")
         else:
             for message in kind.config_errors(self.handler_config):
