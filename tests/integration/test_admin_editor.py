@@ -427,3 +427,21 @@ def test_model_permissions_decide_who_may_view_change_and_try(db: None) -> None:
     assert "Try it" in tester.get(f"{LIST}{tool.pk}/change/").content.decode()
     assert tester.get(f"{LIST}{tool.pk}/try/").status_code == 200
     assert tester.post(f"{LIST}{tool.pk}/try/", {"arguments": "{}", "protocol_version": MODERN}).status_code == 200
+
+
+# ---------------------------------------------------------------------- the demo's landing page
+
+
+@pytest.mark.parametrize("backend", ["mcp_tools.auth.AllowAnyBackend", "mcp_tools.auth.DOTBackend"])
+def test_the_landing_page_says_how_to_connect(client: Client, settings: Any, backend: str) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": backend}
+    page = client.get("/").content.decode()
+    assert '<code id="mcp-url">http://testserver/mcp</code>' in page
+    assert "npx @modelcontextprotocol/inspector" in page
+    assert 'Client("http://testserver/mcp")' in page
+    assert "StreamableHTTPClientTransport" in page
+    assert '<a href="/admin/mcp_tools/tool/" id="admin-link">admin</a>' in page
+    if backend.endswith("DOTBackend"):
+        assert "/.well-known/oauth-protected-resource/mcp" in page
+    else:
+        assert "MCP_AUTH=oauth make run" in page
