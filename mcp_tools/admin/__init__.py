@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
-from .tools import ToolAdmin
+from .tools import RevisionsByUser, ToolAdmin
 
 admin.site.register(Tool, ToolAdmin)
 
@@ -42,7 +42,7 @@ class StreamStatsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(Scope)
-class ScopeAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ScopeAdmin(RevisionsByUser):
     list_display = ("name", "description", "advertised", "active")
     list_filter = ("advertised", "active")
     search_fields = ("name", "description")

@@ -65,6 +65,8 @@ class PrettyJSONField(forms.JSONField):
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, forms.fields.InvalidJSONInput):
             return value  # what the person typed, unchanged, next to its error
+        if value is None:
+            return ""  # an empty box rather than "null"
         return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
 
 

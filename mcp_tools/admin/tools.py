@@ -62,7 +62,25 @@ def copy_name(name: str, taken: set[str]) -> str:
     raise ValueError(f"No free copy name for {name!r}")
 
 
-class ToolAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class RevisionsByUser(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Tool revisions caused by this admin's pages (a tool saved, a scope deleted) name the user."""
+
+    def changeform_view(
+        self, request: HttpRequest, object_id: str | None = None, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
+        with revision(user=request.user, source="admin"):
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> HttpResponse:
+        with revision(user=request.user, source="admin"):
+            return super().delete_view(request, object_id, extra_context)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        with bulk_change(request.user, "Deleted with a bulk action"):
+            super().delete_queryset(request, queryset)
+
+
+class ToolAdmin(RevisionsByUser):
     form = ToolForm
     change_form_template = "mcp_tools/admin/tool_change_form.html"
     change_list_template = "mcp_tools/admin/tool_change_list.html"
@@ -91,21 +109,6 @@ class ToolAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             raise PermissionDenied
 
     # ------------------------------------------------------------------ saving, with revisions
-
-    def changeform_view(
-        self, request: HttpRequest, object_id: str | None = None, form_url: str = "", extra_context: Any = None
-    ) -> HttpResponse:
-        # Everything the form saves (the row, then its scopes) is one revision by this user.
-        with revision(user=request.user, source="admin"):
-            return super().changeform_view(request, object_id, form_url, extra_context)
-
-    def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> HttpResponse:
-        with revision(user=request.user, source="admin"):
-            return super().delete_view(request, object_id, extra_context)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
-        with self._bulk(request, "Deleted with a bulk action"):
-            super().delete_queryset(request, queryset)
 
     def save_model(self, request: HttpRequest, obj: Tool, form: Any, change: bool) -> None:
         if not change:

@@ -445,3 +445,13 @@ def test_the_landing_page_says_how_to_connect(client: Client, settings: Any, bac
         assert "/.well-known/oauth-protected-resource/mcp" in page
     else:
         assert "MCP_AUTH=oauth make run" in page
+
+
+def test_deleting_a_scope_in_the_admin_is_a_revision_of_its_tools_by_that_user(admin_client: Client, root: Any) -> None:
+    scope = Scope.objects.create(name="s")
+    tool = Tool.objects.create(name="t", handler_key="demo.echo")
+    tool.required_scopes.add(scope)
+    assert admin_client.post(f"/admin/mcp_tools/scope/{scope.pk}/delete/", {"post": "yes"}).status_code == 302
+    latest = ToolRevision.objects.filter(tool_pk=tool.pk).first()
+    assert latest is not None
+    assert (latest.changed, latest.user, latest.source) == (["required_scopes"], root, "admin")
