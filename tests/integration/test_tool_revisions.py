@@ -105,3 +105,30 @@ def test_catalog_batch_bumps_once() -> None:
             Tool.objects.create(name=f"t{i}", handler_key="demo.echo")
     assert CatalogVersion.current() == before + 1
     assert ToolRevision.objects.count() == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_gives_each_existing_tool_a_baseline_revision() -> None:
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("mcp_tools", "0006_rate_limit_validator")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_apps = executor.loader.project_state(before).apps
+    old_tool = old_apps.get_model("mcp_tools", "Tool").objects.create(
+        name="old", handler_key="demo.echo", input_schema={"type": "object"}, version=4
+    )
+    old_tool.required_scopes.add(old_apps.get_model("mcp_tools", "Scope").objects.create(name="s"))
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes("mcp_tools"))
+    baseline = ToolRevision.objects.get()
+    assert (baseline.tool_pk, baseline.tool_name, baseline.version, baseline.action, baseline.source) == (
+        old_tool.pk,
+        "old",
+        4,
+        "created",
+        "migration",
+    )
+    tool = Tool.objects.get()
+    assert baseline.data == Tool.snapshots([tool.pk], "default")[tool.pk][2]
