@@ -92,6 +92,20 @@ class Steps:
 
         return list(self.driver.find_elements(By.CSS_SELECTOR, css))
 
+    def follow(self, element: Any) -> None:
+        """Click something that loads a page, and wait until the new page has replaced the old."""
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        old = self.driver.find_element(By.TAG_NAME, "html")
+        element.click()
+        WebDriverWait(self.driver, 15).until(expected_conditions.staleness_of(old))
+        WebDriverWait(self.driver, 15).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+    def submit(self, css: str) -> None:
+        self.follow(self.find(css))
+
     def fill(self, name: str, value: str) -> None:
         field = self.find(f"[name='{name}']")
         field.clear()
@@ -151,7 +165,7 @@ def test_an_admin_edits_a_tool_in_a_real_browser(server: LiveServer, browser: An
     steps.open("/admin/login/?next=/admin/mcp_tools/tool/")
     steps.fill("username", "admin")
     steps.fill("password", "browser-pw")
-    steps.find("input[type=submit]").click()
+    steps.submit("input[type=submit]")
     assert browser.title.startswith("Select tool to change")
     steps.shot("changelist")
 
@@ -162,7 +176,7 @@ def test_an_admin_edits_a_tool_in_a_real_browser(server: LiveServer, browser: An
     steps.find("input[name=handler_key][value='demo.echo']").click()
     steps.fill("handler_config", '{"prefix": ">> "}')
     steps.fill("input_schema", BROKEN)
-    steps.find("input[name=_continue]").click()
+    steps.submit("input[name=_continue]")
     errors = [e.text for e in steps.find_all(".field-input_schema .errorlist li")]
     assert [e.split(":")[0] for e in errors] == [
         "Input schema is not a valid schema at /properties/text/type",
@@ -173,7 +187,7 @@ def test_an_admin_edits_a_tool_in_a_real_browser(server: LiveServer, browser: An
 
     # Fix it and save: the tool is listed, and the change page previews the exact entry.
     steps.fill("input_schema", FIXED)
-    steps.find("input[name=_continue]").click()
+    steps.submit("input[name=_continue]")
     assert "was added successfully" in " ".join(steps.messages())
     listed = steps.listed()
     assert TOOL in listed
@@ -183,9 +197,9 @@ def test_an_admin_edits_a_tool_in_a_real_browser(server: LiveServer, browser: An
     change_url = browser.current_url
 
     # Try it: the same answer a client gets.
-    steps.find("a.mcp-try-link").click()
+    steps.submit("a.mcp-try-link")
     steps.fill("arguments", '{"text": "hi"}')
-    steps.find("input[name=_run]").click()
+    steps.submit("input[name=_run]")
     assert steps.find("#try-is-error").text == "isError: false"
     assert [b.text for b in steps.find_all(".mcp-block pre")] == [">> hi"]
     steps.shot("try-it")
@@ -195,17 +209,17 @@ def test_an_admin_edits_a_tool_in_a_real_browser(server: LiveServer, browser: An
     # Edit the description (a second revision), then disable it with the bulk action (confirmed).
     browser.get(change_url)
     steps.fill("description", "Echoes text, edited")
-    steps.find("input[name=_continue]").click()
+    steps.submit("input[name=_continue]")
     assert steps.listed()[TOOL]["description"] == "Echoes text, edited"
     steps.open(f"/admin/mcp_tools/tool/?q={TOOL}")
     steps.find("input[name=_selected_action]").click()
     from selenium.webdriver.support.ui import Select
 
     Select(steps.find("select[name=action]")).select_by_value("disable_tools")
-    steps.find("button[name=index]").click()
+    steps.submit("button[name=index]")
     assert "Disable tools?" in browser.page_source
     steps.shot("confirm-disable")
-    steps.find('input[type=submit][value="Yes, I\'m sure"]').click()
+    steps.submit('input[type=submit][value="Yes, I\'m sure"]')
     assert steps.messages() == ["Disabled 1 tool(s); 0 already disabled. The catalog version moved once."]
     steps.shot("disabled")
     assert TOOL not in steps.listed()
@@ -218,10 +232,10 @@ def test_an_admin_edits_a_tool_in_a_real_browser(server: LiveServer, browser: An
     actions = [cell.text for cell in steps.find_all("#revisions tbody tr td:nth-child(7)")]
     assert actions == ["Changed", "Changed", "Created"]
     steps.shot("revisions")
-    steps.find_all("#revisions tbody tr")[-1].find_element("css selector", "a.button").click()
+    steps.follow(steps.find_all("#revisions tbody tr")[-1].find_element("css selector", "a.button"))
     assert "as a new revision; what changes:" in browser.page_source
     steps.shot("restore-confirm")
-    steps.find("input[type=submit][value='Restore this revision']").click()
+    steps.submit("input[type=submit][value='Restore this revision']")
     assert "Restored browser_echo to revision" in steps.messages()[0]
     steps.shot("restored")
     listed = steps.listed()
