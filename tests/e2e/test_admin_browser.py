@@ -18,18 +18,19 @@ from tests.servers import LiveServer, run_server
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 TOOL = "browser_echo"
 
 
-def _require_browser() -> None:
-    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if shutil.which(path) is None]
+def _require_browser() -> tuple[str, str]:
+    """Debian's chromium and chromedriver, found on PATH (never downloaded)."""
+    found = {name: shutil.which(name) for name in ("chromium", "chromedriver")}
+    missing = [name for name, path in found.items() if path is None]
     if missing:
-        message = f"{', '.join(missing)} missing (Debian packages chromium and chromium-driver)"
+        message = f"{', '.join(missing)} not on PATH (Debian packages chromium and chromium-driver)"
         if services.IN_CI:
             pytest.fail(f"{message}; CI=true: a missing browser is a failure")
         pytest.skip(message)
+    return str(found["chromium"]), str(found["chromedriver"])
 
 
 @pytest.fixture
@@ -42,12 +43,12 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Any]:
-    _require_browser()
+    chromium, chromedriver = _require_browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
+    options.binary_location = chromium
     for flag in (
         "--headless",
         "--no-sandbox",
@@ -61,7 +62,7 @@ def browser(tmp_path: Path) -> Iterator[Any]:
     ):
         options.add_argument(flag)
     # An explicit driver path: Selenium Manager never runs, nothing is downloaded.
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
     driver.implicitly_wait(5)
     try:
         yield driver
