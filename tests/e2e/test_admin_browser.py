@@ -158,7 +158,7 @@ BROKEN = '{"type": "object", "properties": {"text": {"type": "strin"}}, "require
 FIXED = '{"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}'
 
 
-def test_an_admin_edits_a_tool_in_a_real_browser(server: LiveServer, browser: Any, tmp_path: Path) -> None:
+def test_an_admin_edits_a_tool_in_a_real_browser(browser: Any, server: LiveServer, tmp_path: Path) -> None:
     steps = Steps(browser, server, tmp_path / "screenshots")
     assert TOOL not in steps.listed()
 
