@@ -143,7 +143,7 @@ async def _post(request: HttpRequest) -> Reply:
     try:
         decoded = load_json(body)
     except McpError as exc:
-        return error_reply(exc)
+        return error_reply(exc, getattr(exc, "request_id", None))  # TooDeep knows the id
     can_stream = accepts(request, "text/event-stream")
     if isinstance(decoded, list):
         return await run_handler(_serve_batch, request, decoded)  # a batch may call tools
