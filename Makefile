@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTHON ?= python3
 
-.PHONY: install run test test-sqlite test-postgres lint bench soak clean
+.PHONY: install browser run test test-sqlite test-postgres lint bench soak clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,7 +25,15 @@ run: install
 	@echo "MCP endpoint: http://$(HOST):$(PORT)/mcp   admin: http://$(HOST):$(PORT)/admin/"
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m project.run
 
-test: install
+# Debian's Chromium and ChromeDriver for the admin browser test, installed when missing (root and
+# apt); never a browser downloaded at run time. Without them that test skips, or fails with CI=true.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { echo "installing chromium and chromium-driver"; apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } || \
+	  echo "could not install chromium and chromium-driver"
+
+test: install browser
 	$(PY) -m pytest
 	MCP_TEST_DB=postgres $(PY) -m pytest tests/integration tests/unit -q
 

@@ -1,24 +1,44 @@
 """django-mcp-tools: serve MCP tools stored in the database from a Django site.
 
 The public API is what a handler author needs: ``@handler``, ``ToolContext``, ``ToolResult``,
-``ToolError`` and the content helpers. Nothing here touches Django models at import time.
+``ToolError``, the content helpers, ``handle_kind`` and the answers of ``ctx.elicit`` and
+``ctx.sample``. Nothing here touches Django models at import time.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .exceptions import ToolCancelled, ToolError
+from .exceptions import InputUnavailable, ToolCancelled, ToolError
+from .handles.kinds import handle_kind
 from .registry import handler
-from .types import ToolContext, ToolResult, audio, embedded_resource, image, resource_link, text
+from .types import (
+    Elicited,
+    Handle,
+    HandleKind,
+    Sampled,
+    ToolContext,
+    ToolResult,
+    audio,
+    embedded_resource,
+    image,
+    resource_link,
+    text,
+)
 
 __all__ = [
+    "Elicited",
+    "Handle",
+    "HandleKind",
+    "InputUnavailable",
+    "Sampled",
     "ToolCancelled",
     "ToolContext",
     "ToolError",
     "ToolResult",
     "audio",
     "embedded_resource",
+    "handle_kind",
     "handler",
     "image",
     "resource_link",

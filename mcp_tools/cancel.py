@@ -18,6 +18,7 @@ import orjson
 from django.core.cache import cache
 
 from .conf import mcp_settings
+from .shared_state import degrade
 
 
 class CancelFlag:
@@ -47,7 +48,10 @@ class CancelFlag:
 
     def _probe(self) -> bool:
         """Whether the request was cancelled elsewhere (throttled by ``__call__``)."""
-        return self.key is not None and bool(cache.get(self.key))
+        key = self.key
+        if key is None:
+            return False
+        return bool(degrade("cancellation flags", lambda: cache.get(key), None))
 
     def __call__(self) -> bool:
         if self._set:
@@ -76,16 +80,20 @@ def _in_flight_key(key: str) -> str:
 
 def track(key: str) -> None:
     """Mark the request behind ``key`` in flight: from now on a cancellation reaches it."""
-    cache.set(_in_flight_key(key), 1, timeout=IN_FLIGHT_SECONDS)
+    degrade("cancellation flags", lambda: cache.set(_in_flight_key(key), 1, timeout=IN_FLIGHT_SECONDS), None)
 
 
 def untrack(key: str) -> None:
     """The request ended: forget it and any cancellation of it."""
-    cache.delete_many([_in_flight_key(key), key])
+    degrade("cancellation flags", lambda: cache.delete_many([_in_flight_key(key), key]), None)
 
 
 def cancel(key: str) -> bool:
     """Flag the request behind ``key`` cancelled; True when it was in flight (C-1)."""
-    live = bool(cache.get(_in_flight_key(key)))
-    cache.set(key, 1, timeout=CANCEL_SECONDS if live else EARLY_CANCEL_SECONDS)
-    return live
+
+    def flag() -> bool:
+        live = bool(cache.get(_in_flight_key(key)))
+        cache.set(key, 1, timeout=CANCEL_SECONDS if live else EARLY_CANCEL_SECONDS)
+        return live
+
+    return degrade("cancellation flags", flag, False)

@@ -124,6 +124,13 @@ SETTINGS: dict[str, Setting] = {
     "CURSOR_KEY": Setting(None, _str(optional=True, nonempty=True), "cursor signing key"),
     # How often a running tool looks for a cross-process cancellation flag (seconds).
     "CANCEL_POLL_SECONDS": Setting(0.25, _number(0), "cancellation poll interval"),
+    # Handles (ctx.handles): largest state of one handle, rows per purge batch.
+    "HANDLE_STATE_MAX_BYTES": Setting(262_144, _int(1), "largest JSON state of one handle"),
+    "HANDLE_PURGE_BATCH": Setting(1000, _int(1), "rows per handle purge batch"),
+    # Asking for input (ctx.elicit, ctx.sample): how long a legacy call waits for the client's
+    # answer on its stream, and how long a 2026-07-28 requestState stays valid.
+    "INPUT_TIMEOUT_SECONDS": Setting(300, _number(0, above=True), "longest wait for a legacy answer"),
+    "REQUEST_STATE_TTL_SECONDS": Setting(900, _int(1), "lifetime of a 2026-07-28 requestState"),
     # Run ORM work in Django's per-request thread (True) or a shared thread pool (False).
     "THREAD_SENSITIVE": Setting(False, _bool, "use Django's per-request thread"),
     # Threads of that pool: the protocol's own ORM work (auth, tools/list, sessions, streams).
@@ -231,6 +238,10 @@ class McpSettings:
     VALIDATE_OUTPUT: bool
     CURSOR_KEY: str | None
     CANCEL_POLL_SECONDS: float
+    HANDLE_STATE_MAX_BYTES: int
+    HANDLE_PURGE_BATCH: int
+    INPUT_TIMEOUT_SECONDS: float
+    REQUEST_STATE_TTL_SECONDS: int
     THREAD_SENSITIVE: bool
     THREAD_POOL_SIZE: int
     HANDLER_POOL_SIZE: int

@@ -18,12 +18,21 @@ class ToolCancelled(Exception):
     """Raised inside a handler (by ``ToolContext.check_cancelled``) when the call was cancelled."""
 
 
-class InputNeeded(Exception):
-    """Raised inside a handler that cannot go on without answers from the client.
+class InputUnavailable(ToolError):
+    """``ctx.elicit``/``ctx.sample`` cannot get an answer: the client did not declare the
+    capability, the call has no stream to ask on, or the client did not answer in time.
 
-    ``requests`` maps a key of the handler's choosing to one request's params (an elicitation
-    or sampling request). The runner turns it into an ``InputRequired`` outcome; where the
-    client cannot answer, the caller gets a clear ``isError`` result instead of a hang.
+    A ``ToolError``: the call ends with an ``isError`` result saying why, never a hang.
+    """
+
+
+class InputNeeded(Exception):
+    """The handler cannot go on without answers from the client (2026-07-28).
+
+    Raised by ``ctx.elicit``/``ctx.sample`` when the answer is not in the request yet;
+    ``requests`` maps a key to one input request (``{"method": ..., "params": ...}``). The
+    runner turns it into an ``InputRequired`` outcome, answered as an ``input_required`` result
+    whose retry runs the handler again with the answers at hand.
     """
 
     def __init__(self, requests: dict[str, dict[str, object]]) -> None:

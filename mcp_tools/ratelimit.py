@@ -17,6 +17,8 @@ from functools import lru_cache
 
 from django.core.cache import cache
 
+from .shared_state import degrade
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
 
@@ -43,7 +45,14 @@ def parse_rate(value: str | None) -> Rate | None:
 
 
 def hit(scope: str, rate: Rate) -> float | None:
-    """Count one event; None when allowed, else the seconds until the window reopens."""
+    """Count one event; None when allowed, else the seconds until the window reopens.
+
+    With the cache unreachable the event is allowed (the limit is not enforced meanwhile).
+    """
+    return degrade("rate limits", lambda: _hit(scope, rate), None)
+
+
+def _hit(scope: str, rate: Rate) -> float | None:
     digest = hashlib.sha256(scope.encode()).hexdigest()[:32]
     count_key = f"mcp_tools:rl:{digest}:{rate.seconds}:n"
     start_key = f"mcp_tools:rl:{digest}:{rate.seconds}:t"
@@ -81,6 +90,11 @@ def _slot_key(name: str) -> str:
 
 
 def acquire_slot(name: str, limit: int, ttl: int) -> bool:
+    """See ``_acquire``; with the cache unreachable the slot is granted (no bound meanwhile)."""
+    return degrade("concurrency bounds", lambda: _acquire(name, limit, ttl), True)
+
+
+def _acquire(name: str, limit: int, ttl: int) -> bool:
     """Count one more holder of ``name`` (open streams, running calls) in the shared cache;
     False, and nothing counted, when ``limit`` holders are there already.
 
@@ -101,5 +115,8 @@ def acquire_slot(name: str, limit: int, ttl: int) -> bool:
 
 
 def release_slot(name: str) -> None:
-    with contextlib.suppress(ValueError):
-        cache.decr(_slot_key(name))
+    def release() -> None:
+        with contextlib.suppress(ValueError):
+            cache.decr(_slot_key(name))
+
+    degrade("concurrency bounds", release, None)

@@ -20,11 +20,12 @@ import orjson
 from .catalog import CompiledTool
 from .conf import mcp_settings
 from .exceptions import InputNeeded, ToolCancelled, ToolError
+from .handles.store import HandleStore
 from .protocol.shaping import error_result, shape_call_result
 from .protocol.versions import Revision
 from .registry import registry
 from .schemas import error_messages
-from .types import Principal, ToolContext, ToolResult, text
+from .types import Asker, Principal, ToolContext, ToolResult, text
 
 logger = logging.getLogger("mcp_tools")
 
@@ -65,10 +66,13 @@ def invoke(
     progress: ProgressFn,
     log: LogFn,
     cancelled: Callable[[], bool],
+    asker: Asker | None = None,
 ) -> Outcome:
     """Run a tool's handler (in the web process or a task worker).
 
     The outcome is revision-neutral: failures become ``isError`` results, never exceptions.
+    ``asker`` answers ``ctx.elicit``/``ctx.sample`` (``mcp_tools.asking``); without one the
+    handler's questions end the call with an ``isError`` result.
     """
     kind = registry.get(tool.handler_key)
     if kind is None:
@@ -83,6 +87,8 @@ def invoke(
         _progress=progress,
         _log=log,
         _cancelled=cancelled,
+        handles=HandleStore(principal),
+        _asker=asker,
     )
     try:
         outcome = kind.func(context)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from jsonschema import Draft7Validator, Draft201909Validator, Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
 from referencing import Registry
 
 from .protocol.headers import SchemaHeaderError, extract_param_headers
@@ -38,21 +38,42 @@ def compile_validator(schema: dict[str, Any]) -> Validator:
     return validator_class(schema)(schema, registry=_OFFLINE)
 
 
-def _check(schema: Any, label: str) -> None:
+def schema_problems(schema: Any, label: str) -> list[str]:
+    """Every reason ``schema`` is not an acceptable schema, each with the JSON path it concerns
+    (empty when it is fine): the whole meta-schema validation, not only its best match."""
     if not isinstance(schema, dict):
-        raise ValueError(f"{label} must be a JSON object")
-    cls = validator_class(schema)
+        return [f"{label} must be a JSON object"]
     try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path)
-        raise ValueError(f"{label} is not a valid schema{f' at {where}' if where else ''}: {exc.message}") from exc
+        cls = validator_class(schema)
+    except ValueError as exc:
+        return [f"{label}: {exc}"]
+    # As ``check_schema`` does, but every error rather than the first.
+    meta_cls = validator_for(cls.META_SCHEMA, default=cls)
+    meta = meta_cls(cls.META_SCHEMA, format_checker=meta_cls.FORMAT_CHECKER)
+    problems = [
+        f"{label} is not a valid schema at {_where(error.absolute_path)}: {error.message}"
+        for error in sorted(meta.iter_errors(schema), key=lambda e: [str(p) for p in e.absolute_path])
+    ]
+    if problems:
+        return problems
     # LD-12: never fetch a $ref; a reference that is not local makes the schema invalid.
     for ref in _refs(schema):
         if not ref.startswith("#"):
-            raise ValueError(f"{label} has a non-local $ref {ref!r}; only references inside the schema are allowed")
-        if ref.startswith("#/") and not _pointer_exists(schema, ref[2:]):
-            raise ValueError(f"{label} has a $ref {ref!r} that points nowhere")
+            problems.append(f"{label} has a non-local $ref {ref!r}; only references inside the schema are allowed")
+        elif ref.startswith("#/") and not _pointer_exists(schema, ref[2:]):
+            problems.append(f"{label} has a $ref {ref!r} that points nowhere")
+    return problems
+
+
+def _where(path: Any) -> str:
+    """A JSON Pointer for an error path (``/`` for the root)."""
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _check(schema: Any, label: str) -> None:
+    problems = schema_problems(schema, label)
+    if problems:
+        raise ValueError("; ".join(problems))
 
 
 def _refs(node: Any) -> list[str]:
@@ -82,15 +103,29 @@ def _pointer_exists(schema: Any, pointer: str) -> bool:
     return True
 
 
-def check_input_schema(schema: Any) -> None:
+def input_schema_problems(schema: Any) -> list[str]:
     """T-4, L-16, T-D7: an object-rooted, valid schema with well-formed x-mcp-header marks."""
-    _check(schema, "Input schema")
+    problems = schema_problems(schema, "Input schema")
+    if problems:
+        return problems
     if schema.get("type") != "object":
-        raise ValueError('Input schema must have "type": "object" at its root (tool arguments are objects)')
+        return ['Input schema must have "type": "object" at its root (tool arguments are objects)']
     try:
         extract_param_headers(schema)
     except SchemaHeaderError as exc:
-        raise ValueError(str(exc)) from exc
+        return [str(exc)]
+    return []
+
+
+def output_schema_problems(schema: Any) -> list[str]:
+    return schema_problems(schema, "Output schema")
+
+
+def check_input_schema(schema: Any) -> None:
+    """Raise ValueError naming every problem of an input schema."""
+    problems = input_schema_problems(schema)
+    if problems:
+        raise ValueError("; ".join(problems))
 
 
 def check_output_schema(schema: Any) -> None:

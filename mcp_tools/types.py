@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from datetime import datetime
+from typing import Any, Literal, Protocol, TypedDict
 
-from .exceptions import ToolCancelled
+from .exceptions import InputUnavailable, ToolCancelled
 
 logger = logging.getLogger("mcp_tools")
 
@@ -83,6 +84,10 @@ class ToolContext:
     _log: Callable[[str, Any, str | None], None] = field(repr=False)
     _cancelled: Callable[[], bool] = field(repr=False)
     _last_progress: float | None = field(default=None, init=False, repr=False)
+    # Expiring state addressed by handle ids (mcp_tools.handles), bound to ``principal``.
+    handles: Handles = field(default_factory=lambda: _NO_HANDLES, repr=False)
+    # Who asks the client for input during this call (mcp_tools.asking); None: nobody can.
+    _asker: Asker | None = field(default=None, repr=False)
 
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` if the caller asked for it; values must increase.
@@ -110,6 +115,172 @@ class ToolContext:
         """Raise ToolCancelled if the client cancelled this call; call it between steps."""
         if self._cancelled():
             raise ToolCancelled()
+
+    @property
+    def can_elicit(self) -> bool:
+        """Whether the client can answer ``elicit`` (it declared form elicitation)."""
+        return self._asker is not None and self._asker.can(ELICIT)
+
+    @property
+    def can_sample(self) -> bool:
+        """Whether the client can answer ``sample`` (it declared sampling)."""
+        return self._asker is not None and self._asker.can(SAMPLE)
+
+    def elicit(self, message: str, schema: Mapping[str, Any], *, key: str | None = None) -> Elicited:
+        """Ask the user to fill in a form (``schema``: a flat object of primitive properties).
+
+        On 2026-07-28 the handler runs again from the start once the answer is in (see the
+        README): do side effects after the questions. Never ask for secrets in a form.
+        """
+        answer = self._ask(ELICIT, {"message": message, "requestedSchema": dict(schema)}, key)
+        content = answer.get("content")
+        return Elicited(action=answer["action"], content=dict(content) if isinstance(content, dict) else None)
+
+    def sample(
+        self,
+        messages: Sequence[str | Mapping[str, Any]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        key: str | None = None,
+    ) -> Sampled:
+        """Ask the client's model for a message; a ``str`` in ``messages`` is a user text message."""
+        params: dict[str, Any] = {
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": m}} if isinstance(m, str) else dict(m)
+                for m in messages
+            ],
+            "maxTokens": max_tokens,
+        }
+        for name, value in (
+            ("systemPrompt", system_prompt),
+            ("temperature", temperature),
+            ("stopSequences", None if stop_sequences is None else list(stop_sequences)),
+            ("modelPreferences", None if model_preferences is None else dict(model_preferences)),
+            ("metadata", None if metadata is None else dict(metadata)),
+        ):
+            if value is not None:
+                params[name] = value
+        answer = self._ask(SAMPLE, params, key)
+        return Sampled(
+            role=answer["role"], content=answer["content"], model=answer["model"], stop_reason=answer.get("stopReason")
+        )
+
+    def _ask(self, method: str, params: dict[str, Any], key: str | None) -> dict[str, Any]:
+        if self._asker is None:
+            raise InputUnavailable(f"Tool {self.tool_name!r} cannot ask the client for input here.")
+        return self._asker.ask(method, params, key)
+
+
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+
+
+class Asker(Protocol):
+    """Asks the client for input on behalf of a handler (``mcp_tools.asking`` has the two kinds)."""
+
+    def can(self, method: str) -> bool: ...
+
+    def ask(self, method: str, params: dict[str, Any], key: str | None) -> dict[str, Any]:
+        """The client's checked answer, or raise (InputNeeded, InputUnavailable, ToolCancelled)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Elicited:
+    """The user's answer to ``ctx.elicit``: ``accept`` (with ``content``), ``decline`` or ``cancel``."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+@dataclass(frozen=True, slots=True)
+class Sampled:
+    """The client model's message for ``ctx.sample``."""
+
+    role: str
+    content: Any  # one content block, or a list of them
+    model: str
+    stop_reason: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text of its text blocks, joined."""
+        blocks = self.content if isinstance(self.content, list) else [self.content]
+        return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+
+
+@dataclass(frozen=True, slots=True)
+class HandleKind:
+    """A kind of handle, registered in code with ``mcp_tools.handles.handle_kind``.
+
+    Ids read ``<prefix>_<random>``. A handle lives ``ttl_seconds`` after its last use when
+    ``sliding`` (every ``get``/``update`` extends it), or after its creation otherwise.
+    ``recover`` tells the model how to get a new one when a handle is unknown or expired.
+    """
+
+    prefix: str
+    label: str
+    ttl_seconds: int
+    sliding: bool = True
+    recover: str = ""
+
+    @property
+    def retention(self) -> str:
+        """The retention policy in words, for the creating tool's description."""
+        if self.sliding:
+            return f"A {self.label} expires after {_duration(self.ttl_seconds)} of inactivity."
+        return f"A {self.label} expires {_duration(self.ttl_seconds)} after it is created."
+
+
+@dataclass(slots=True)
+class Handle:
+    """One live handle: its id (give it to the model), kind, JSON state and expiry."""
+
+    id: str
+    kind: HandleKind
+    state: dict[str, Any]
+    created_at: datetime
+    expires_at: datetime
+
+
+class Handles(Protocol):
+    """``ctx.handles``: handles of the calling principal (another principal's are unknown)."""
+
+    def create(self, kind: HandleKind, state: Mapping[str, Any] | None = None) -> Handle: ...
+
+    def get(self, kind: HandleKind, handle_id: Any) -> Handle: ...
+
+    def update(self, kind: HandleKind, handle_id: Any, change: Callable[[dict[str, Any]], Any]) -> Handle: ...
+
+    def close(self, kind: HandleKind, handle_id: Any) -> Handle: ...
+
+
+class _NoHandles:
+    """``ctx.handles`` of a context built without a store (e.g. in a unit test)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("This ToolContext has no handle store; the runner provides one.")
+
+
+_NO_HANDLES: Any = _NoHandles()
+
+
+def _duration(seconds: int) -> str:
+    """24 hours, 2 days, 30 minutes: the largest unit that divides it (days from two on)."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        count, rest = divmod(seconds, size)
+        if count >= (2 if unit == "day" else 1) and rest == 0:
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"
 
 
 def text(value: str, *, annotations: Annotations | None = None) -> ContentBlock:

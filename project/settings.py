@@ -81,6 +81,9 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("MCP_SQLITE_PATH", str(VAR_DIR / "db.sqlite3")),
+            # The endpoint's pool threads keep their connection this long (Django's default 0
+            # would open one per request, PRAGMAs included).
+            "CONN_MAX_AGE": 60,
             # WAL + synchronous=NORMAL: no disk sync per commit (see README "Audit trail").
             "OPTIONS": {
                 "timeout": 20,
@@ -181,6 +184,7 @@ CELERY_BEAT_SCHEDULE = {
     "mcp-tools-purge-audit-events": {"task": "mcp_tools.purge_audit_events", "schedule": 3600.0},
     # Tasks whose worker died are retried or failed (TASK_WORKER_LOST), whatever the broker.
     "mcp-tools-sweep-lost-tasks": {"task": "mcp_tools.sweep_lost_tasks", "schedule": 10.0},
+    "mcp-tools-purge-expired-handles": {"task": "mcp_tools.purge_expired_handles", "schedule": 300.0},
 }
 for _name in ("TASK_HEARTBEAT_SECONDS", "TASK_LOST_AFTER_SECONDS"):
     if os.environ.get(f"MCP_{_name}"):

@@ -1,12 +1,27 @@
 """Demo URLs: the admin, a home page, the OAuth authorization server and the MCP endpoint at /mcp."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
-from django.views.generic import TemplateView
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import include, path, reverse
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """The landing page: the MCP URL, how to connect clients, the OAuth switch, the admin."""
+    backend = str(settings.MCP_TOOLS.get("AUTH_BACKEND", ""))
+    context = {
+        "mcp_url": request.build_absolute_uri(reverse("mcp_tools:endpoint")),
+        "origin": f"{request.scheme}://{request.get_host()}",
+        "oauth": backend.endswith(("DOTBackend", "JWTBackend")),
+        "admin_url": reverse("admin:mcp_tools_tool_changelist"),
+    }
+    return render(request, "home.html", context)
+
 
 urlpatterns = [
-    path("", TemplateView.as_view(template_name="home.html"), name="home"),
+    path("", home, name="home"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     # OAuth: PRM, AS metadata, DOT under o/ with the MCP wrappers (consent, CORS, DCR policy).

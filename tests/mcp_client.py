@@ -42,6 +42,8 @@ def result_def(version: str, method: str | None, result: Any) -> tuple[str, str]
     if method == "tools/call" and isinstance(result, dict):
         if version == MODERN and result.get("resultType") == "task":
             return EXT_TASKS, "CreateTaskResult"
+        if version == MODERN and result.get("resultType") == "input_required":
+            return version, "InputRequiredResult"
         if version != MODERN and "task" in result:
             return version, "CreateTaskResult"
     if version == MODERN and method in EXT_RESULT_DEFS:
@@ -77,9 +79,13 @@ def check(version: str, name: str, instance: Any) -> None:
 
 
 def check_message(version: str, message: Any, method: str | None = None) -> None:
-    """Validate one server-sent JSON-RPC message (response or notification)."""
+    """Validate one server-sent JSON-RPC message (response, notification, or request to the client)."""
     assert isinstance(message, dict), message
-    if "error" in message:
+    if "method" in message and "id" in message:
+        assert version != MODERN, f"2026-07-28 servers send no requests (LD-8): {message}"
+        check(version, "JSONRPCRequest", message)
+        check(version, "ServerRequest", message)
+    elif "error" in message:
         if message.get("id", ...) is None:
             # An unreadable request id: "id": null, as JSON-RPC 2.0 (section 5) has it, only where
             # the revision's schema requires the member (its RequestId type cannot say null);

@@ -1,4 +1,4 @@
-"""A basic admin for tools and sessions."""
+"""The admin: the tool editor (``tools``), scopes, sessions, tasks, audit events and stream stats."""
 
 from __future__ import annotations
 
@@ -8,36 +8,10 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
-from .forms import TOOL_FIELDSETS, ToolForm
+from . import handles  # noqa: F401  (registers McpHandleAdmin)
+from .tools import RevisionsByUser, ToolAdmin
 
-
-@admin.register(Tool)
-class ToolAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    form = ToolForm
-    list_display = ("name", "title", "handler_key", "enabled", "version", "updated_at")
-    list_filter = ("enabled", "handler_key", "task_support", "required_scopes")
-    search_fields = ("name", "title", "description")
-    readonly_fields = ("version", "created_at", "updated_at", "created_by", "updated_by")
-    filter_horizontal = ("required_scopes",)
-    actions = ("enable_tools", "disable_tools")
-    fieldsets = (
-        *TOOL_FIELDSETS,
-        ("History", {"fields": ("version", "created_at", "created_by", "updated_at", "updated_by")}),
-    )
-
-    def save_model(self, request: HttpRequest, obj: Tool, form: Any, change: bool) -> None:
-        if not change:
-            obj.created_by = request.user  # type: ignore[assignment]
-        obj.updated_by = request.user  # type: ignore[assignment]
-        super().save_model(request, obj, form, change)
-
-    @admin.action(description="Enable selected tools")
-    def enable_tools(self, request: HttpRequest, queryset: Any) -> None:
-        queryset.update(enabled=True, updated_by=request.user)
-
-    @admin.action(description="Disable selected tools")
-    def disable_tools(self, request: HttpRequest, queryset: Any) -> None:
-        queryset.update(enabled=False, updated_by=request.user)
+admin.site.register(Tool, ToolAdmin)
 
 
 @admin.register(McpSession)
@@ -69,7 +43,7 @@ class StreamStatsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(Scope)
-class ScopeAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ScopeAdmin(RevisionsByUser):
     list_display = ("name", "description", "advertised", "active")
     list_filter = ("advertised", "active")
     search_fields = ("name", "description")

@@ -1,12 +1,18 @@
-"""Admin forms: handler keys come from the registry, schemas are checked as JSON Schema."""
+"""Admin forms: the handler picked from the registry, JSON shown indented and its errors placed."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from ..models import EDITABLE_FIELDS, Tool
+from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
 
 # How the admin arranges the model's one list of editable fields (models.tools.EDITABLE_FIELDS);
@@ -32,9 +38,158 @@ TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
     ),
 )
 
+_JSON_ATTRS = {"class": "vLargeTextField mcp-json", "spellcheck": "false", "style": "font-family: monospace"}
+
+
+class PrettyJSONField(forms.JSONField):
+    """JSON in a textarea, shown indented; a syntax error says its line and column."""
+
+    default_error_messages = {"invalid": "Invalid JSON at line %(line)s, column %(column)s: %(message)s."}
+
+    def __init__(self, *, rows: int = 10, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", forms.Textarea(attrs={**_JSON_ATTRS, "rows": rows}))
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> Any:
+        if self.disabled or value in self.empty_values or not isinstance(value, str):
+            return super().to_python(value)
+        try:
+            return json.loads(value, cls=self.decoder)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(
+                self.error_messages["invalid"],
+                code="invalid",
+                params={"line": exc.lineno, "column": exc.colno, "message": exc.msg},
+            ) from exc
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value  # what the person typed, unchanged, next to its error
+        if value is None:
+            return ""  # an empty box rather than "null"
+        return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
+
+
+_SIZES_RE = re.compile(r"^(any|\d+x\d+)(,(any|\d+x\d+))*$")
+
+
+class IconsField(forms.CharField):
+    """Icons as lines: ``src [mimeType] [sizes] [light|dark]``, e.g.
+    ``https://example.com/i.png image/png 48x48,96x96 dark``."""
+
+    widget = forms.Textarea(attrs={**_JSON_ATTRS, "rows": 3})
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault(
+            "help_text",
+            "One icon per line: the URL (https: or data:), then optionally its MIME type, sizes "
+            '(e.g. "48x48,96x96" or "any") and theme ("light" or "dark"), separated by spaces.',
+        )
+        super().__init__(strip=True, **kwargs)
+
+    def prepare_value(self, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        lines = []
+        for icon in value:
+            if not isinstance(icon, dict):
+                return json.dumps(value)
+            parts = [str(icon.get("src", ""))]
+            if icon.get("mimeType"):
+                parts.append(str(icon["mimeType"]))
+            if icon.get("sizes"):
+                parts.append(",".join(map(str, icon["sizes"])))
+            if icon.get("theme"):
+                parts.append(str(icon["theme"]))
+            lines.append(" ".join(parts))
+        return "\n".join(lines)
+
+    def to_python(self, value: Any) -> list[dict[str, Any]]:  # type: ignore[override]
+        text = super().to_python(value) or ""
+        icons: list[dict[str, Any]] = []
+        problems: list[str] = []
+        for number, line in enumerate(text.splitlines(), 1):
+            words = line.split()
+            if not words:
+                continue
+            src, rest = words[0], words[1:]
+            if not src.startswith(("https://", "http://", "data:")):
+                problems.append(f"Line {number}: the icon URL must start with https:, http: or data:")
+            icon: dict[str, Any] = {"src": src}
+            for word in rest:
+                if "/" in word and "mimeType" not in icon:
+                    icon["mimeType"] = word
+                elif word in ("light", "dark") and "theme" not in icon:
+                    icon["theme"] = word
+                elif _SIZES_RE.match(word) and "sizes" not in icon:
+                    icon["sizes"] = word.split(",")
+                else:
+                    problems.append(f"Line {number}: {word!r} is not a MIME type, sizes (48x48) or light/dark")
+            icons.append(icon)
+        if problems:
+            raise ValidationError(problems)
+        return icons
+
+
+class NamesField(forms.CharField):
+    """A list of names written separated by commas or spaces."""
+
+    def prepare_value(self, value: Any) -> Any:
+        return ", ".join(map(str, value)) if isinstance(value, list) else value
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        text = super().to_python(value) or ""
+        return [name for name in re.split(r"[\s,]+", text) if name]
+
+
+def handler_choices(current: str | None = None) -> list[tuple[str, SafeString | str]]:
+    """Each registered handler kind with its label, key and description."""
+    choices: list[tuple[str, SafeString | str]] = [
+        (
+            kind.key,
+            format_html(
+                "<strong>{}</strong> <code>{}</code>{}",
+                kind.label or kind.key,
+                kind.key,
+                format_html("<br><span class='help'>{}</span>", kind.description) if kind.description else "",
+            ),
+        )
+        for kind in registry
+    ]
+    if current and current not in registry:
+        choices.append((current, format_html("<code>{}</code> (not registered: choose another)", current)))
+    return choices
+
+
+def config_schemas_help() -> SafeString:
+    """The config schema of each kind that has one, for the handler config's help text."""
+    kinds = [kind for kind in registry if kind.config_schema is not None]
+    if not kinds:
+        return format_html("{}", "A JSON object; no registered handler reads a config.")
+    return format_html(
+        "A JSON object checked against the chosen handler's config schema:{}",
+        format_html_join(
+            "",
+            "<br><code>{}</code>: <code>{}</code>",
+            ((kind.key, json.dumps(kind.config_schema)) for kind in kinds),
+        ),
+    )
+
 
 class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
-    handler_key = forms.ChoiceField(label="Handler", choices=())
+    handler_key = forms.ChoiceField(label="Handler", choices=(), widget=forms.RadioSelect)
+    handler_config = PrettyJSONField(label="Handler config", required=False, rows=4)
+    input_schema = PrettyJSONField(label="Input schema", rows=14)
+    output_schema = PrettyJSONField(
+        label="Output schema", required=False, rows=8, help_text="Optional: JSON Schema of structuredContent."
+    )
+    icons = IconsField(label="Icons")
+    sensitive_arguments = NamesField(
+        label="Sensitive arguments",
+        required=False,
+        help_text="Argument names the audit trail redacts, separated by commas (writeOnly properties are too).",
+    )
 
     class Meta:
         model = Tool
@@ -42,8 +197,36 @@ class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        choices = registry.choices()
         current = self.instance.handler_key if self.instance and self.instance.pk else None
-        if current and current not in registry:
-            choices.append((current, f"{current} (not registered)"))
-        self.fields["handler_key"].choices = choices  # type: ignore[attr-defined]
+        self.fields["handler_key"].choices = handler_choices(current)  # type: ignore[attr-defined]
+        self.fields["handler_config"].help_text = config_schemas_help()
+        self.fields["input_schema"].help_text = Tool._meta.get_field("input_schema").help_text
+
+    def clean_handler_config(self) -> Any:
+        value = self.cleaned_data.get("handler_config")
+        return {} if value is None else value
+
+
+class TryForm(forms.Form):
+    """Arguments for one call of a saved tool, and the revision to answer in."""
+
+    arguments = PrettyJSONField(label="Arguments", rows=8, required=False, initial=dict, help_text="A JSON object.")
+    protocol_version = forms.ChoiceField(
+        label="Protocol revision",
+        choices=[(v, v) for v in reversed(SUPPORTED_VERSIONS)],
+        initial=LATEST,
+        help_text="The result is shaped as this revision's clients receive it.",
+    )
+
+    def clean_arguments(self) -> Any:
+        value = self.cleaned_data.get("arguments")
+        if value is None:  # an empty box, or {} (which forms count as empty)
+            return {}
+        if not isinstance(value, dict):
+            raise ValidationError("Tool arguments are a JSON object, e.g. {}.")
+        return value
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(label="Export file", help_text="A JSON file written by mcp_export or Export.")
+    dry_run = forms.BooleanField(label="Dry run: validate and report, write nothing", required=False)

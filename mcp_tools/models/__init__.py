@@ -1,6 +1,8 @@
 """The app's models, one module per capability; import them from here (``mcp_tools.models``)."""
 
 from .audit import AuditEvent, AuditOutcome
+from .handles import McpHandle, McpPendingInput
+from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
 from .tasks import McpTask, TaskStatus, new_task_id
 from .tools import (
@@ -28,14 +30,21 @@ __all__ = [
     "AuditEvent",
     "AuditOutcome",
     "CatalogVersion",
+    "McpHandle",
+    "McpPendingInput",
     "McpSession",
     "McpTask",
+    "RevisionAction",
     "Scope",
     "StreamStats",
     "TaskStatus",
     "TaskSupport",
     "Tool",
+    "ToolRevision",
+    "current_frame",
     "default_input_schema",
     "new_session_id",
     "new_task_id",
+    "record_changes",
+    "revision",
 ]

@@ -7,19 +7,25 @@ from typing import Any, Self, TypeVar
 from django.db import models
 from django.utils import timezone
 
+from .revisions import revision
+
 
 class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]
     def enabled(self) -> ToolQuerySet:
         return self.filter(enabled=True)
 
     def update(self, **kwargs: Any) -> int:
-        """Bulk edits bump each row's version and the catalog version, like ``save()`` does."""
+        """Bulk edits bump each row's version and the catalog version, like ``save()`` does..."""
         kwargs.setdefault("version", models.F("version") + 1)
-        count = super().update(**kwargs)
-        if count:
-            # The model's own manager class knows the version row (models.tools), so this
-            # module imports no model.
-            self.model.bump_catalog()
+        # ...and store a revision of each row, in the same transaction (models.revisions).
+        with revision(using=self.db) as frame:
+            pks = list(self.values_list("pk", flat=True))
+            count = super().update(**kwargs)
+            if count:
+                # The model's own manager class knows the version row (models.tools), so this
+                # module imports no model.
+                self.model.bump_catalog()
+                frame.touch(pks)
         return count
 
 

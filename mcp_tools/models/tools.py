@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
@@ -15,9 +18,10 @@ from django.utils.translation import gettext_lazy as _
 from ..protocol.shaping import TASK_SUPPORT_VALUES
 from ..ratelimit import validate_rate
 from ..registry import registry
-from ..schemas import check_input_schema, check_output_schema
+from ..schemas import input_schema_problems, output_schema_problems
 from ..signals import catalog_changed
 from .querysets import ToolQuerySet
+from .revisions import RevisionAction, revision
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
@@ -153,18 +157,45 @@ class Tool(models.Model):
         ordering = ("name",)
         verbose_name = _("tool")
         verbose_name_plural = _("tools")
+        permissions = [("try_tool", _("Can try a tool from the admin (runs its handler)"))]
 
     def __str__(self) -> str:
         return self.name
 
     def save(self, *args: Any, **kwargs: Any) -> None:
+        adding = self._state.adding
         if self.pk is not None and not kwargs.get("force_insert"):
             self.version = models.F("version") + 1
-        with transaction.atomic(using=kwargs.get("using")):
+        using = kwargs.get("using") or router.db_for_write(Tool, instance=self)
+        # The revision row is written in the same transaction, from the saved row (so it holds
+        # the bumped version as a number).
+        with transaction.atomic(using=using), revision(using=using) as frame:
             super().save(*args, **kwargs)
             CatalogVersion.bump()
+            frame.touch([self.pk], RevisionAction.CREATED if adding else RevisionAction.CHANGED)
         if not isinstance(self.version, int):
             self.refresh_from_db(fields=["version"])
+
+    @classmethod
+    def snapshots(cls, pks: Iterable[int], using: str) -> dict[int, tuple[str, int, dict[str, Any]]]:
+        """(name, version, editable fields) of each tool in ``pks`` as stored, scopes as sorted
+        names: what revisions keep and export writes. Two queries per 500 tools."""
+        pks = list(pks)
+        columns = [name for name in EDITABLE_FIELDS if name != "required_scopes"]
+        found: dict[int, tuple[str, int, dict[str, Any]]] = {}
+        for start in range(0, len(pks), 500):
+            chunk = pks[start : start + 500]
+            scopes: dict[int, list[str]] = {}
+            links = cls.required_scopes.through.objects.using(using).filter(tool_id__in=chunk)
+            for tool_id, scope_name in links.values_list("tool_id", "scope__name"):
+                scopes.setdefault(tool_id, []).append(scope_name)
+            for row in cls._base_manager.using(using).filter(pk__in=chunk).values("pk", "version", *columns):
+                data = {
+                    name: sorted(scopes.get(row["pk"], ())) if name == "required_scopes" else row[name]
+                    for name in EDITABLE_FIELDS
+                }
+                found[row["pk"]] = (row["name"], row["version"], data)
+        return found
 
     @staticmethod
     def bump_catalog() -> None:
@@ -173,7 +204,9 @@ class Tool(models.Model):
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
         kind = registry.get(self.handler_key)
-        if kind is None:
+        if not self.handler_key:
+            pass  # "This field cannot be blank" says it already
+        elif kind is None:
             errors.setdefault("handler_key", []).append(f"No handler is registered under {self.handler_key!r}.")
         else:
             for message in kind.config_errors(self.handler_config):
@@ -187,14 +220,12 @@ class Tool(models.Model):
                 else:
                     if derived is not None:
                         self.input_schema, self.output_schema = derived
-        for field, check in (("input_schema", check_input_schema), ("output_schema", check_output_schema)):
+        # Every problem of a schema, each with its path, so one save shows them all.
+        for field, problems in (("input_schema", input_schema_problems), ("output_schema", output_schema_problems)):
             value = getattr(self, field)
             if field == "output_schema" and value is None:
                 continue
-            try:
-                check(value)
-            except ValueError as exc:
-                errors.setdefault(field, []).append(str(exc))
+            errors.setdefault(field, []).extend(problems(value))
         if not isinstance(self.icons, list) or not all(
             isinstance(i, dict) and isinstance(i.get("src"), str) for i in self.icons
         ):
@@ -203,8 +234,12 @@ class Tool(models.Model):
             isinstance(n, str) for n in self.sensitive_arguments
         ):
             errors.setdefault("sensitive_arguments", []).append("A list of argument names (strings).")
+        errors = {field: messages for field, messages in errors.items() if messages}
         if errors:
             raise ValidationError(errors)
+
+
+_batch: ContextVar[list[bool] | None] = ContextVar("mcp_tools_catalog_batch", default=None)
 
 
 class CatalogVersion(models.Model):
@@ -231,9 +266,30 @@ class CatalogVersion(models.Model):
         return int(row[0]) if row else 0
 
     @classmethod
+    @contextlib.contextmanager
+    def batch(cls) -> Iterator[None]:
+        """Inside, ``bump()`` only notes a change and the number moves once at the end: a bulk
+        action or an import of 500 tools is one catalog change. Use it inside a transaction."""
+        if _batch.get() is not None:
+            yield
+            return
+        pending = [False]
+        token = _batch.set(pending)
+        try:
+            yield
+        finally:
+            _batch.reset(token)
+        if pending[0]:
+            cls.bump()
+
+    @classmethod
     def bump(cls) -> None:
         """Move the number on, inside the caller's transaction; ``catalog_changed`` tells the
         layers that care (the list_changed fan-out publishes once the transaction commits)."""
+        pending = _batch.get()
+        if pending is not None:
+            pending[0] = True
+            return
         updated = cls.objects.filter(pk=1).update(version=models.F("version") + 1, updated_at=timezone.now())
         if not updated:
             _, created = cls.objects.get_or_create(pk=1, defaults={"version": 1})

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from .errors import McpError, invalid_request, parse_error
+from .errors import INVALID_REQUEST, McpError, invalid_request, parse_error
 
 RequestId = str | int
 
@@ -42,11 +42,45 @@ def _valid_id(value: Any) -> bool:
     return (isinstance(value, (str, int))) and not isinstance(value, bool)
 
 
+# Arrays and objects nested deeper than this are refused (-32600): deeper input only makes
+# recursive code (schema validation, JSON columns, repr) run out of stack, and no tool needs it.
+MAX_DEPTH = 64
+
+
+class TooDeep(McpError):
+    """A message nested deeper than ``MAX_DEPTH``; ``request_id`` is its id where readable."""
+
+    def __init__(self, request_id: RequestId | None) -> None:
+        super().__init__(
+            INVALID_REQUEST, f"Invalid Request: JSON nested deeper than {MAX_DEPTH} levels", http_status=400
+        )
+        self.request_id = request_id
+
+
 def load_json(body: bytes) -> Any:
     try:
-        return orjson.loads(body)
+        decoded = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise parse_error() from exc
+    # A body with fewer containers than the limit cannot nest deeper: the walk runs only for
+    # bodies with many of them.
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _depth_over(decoded, MAX_DEPTH):
+        raise TooDeep(readable_id(decoded))
+    return decoded
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels deep (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values() if isinstance(child, dict | list))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
+    return False
 
 
 def readable_id(obj: Any) -> RequestId | None:

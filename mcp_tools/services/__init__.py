@@ -9,6 +9,7 @@ rows), ``identity`` (serverInfo, capabilities), ``exchange`` (the request being 
 from .dispatch import handle_request
 from .exchange import Exchange
 from .identity import capabilities, entitled, list_changed_supported, modern_meta, server_info, tools_fingerprint
+from .inputs import accept_answer
 from .sessions import (
     Session,
     SessionNotFound,
@@ -27,6 +28,7 @@ __all__ = [
     "authorize_batch",
     "Session",
     "SessionNotFound",
+    "accept_answer",
     "cancel_request",
     "capabilities",
     "claim_get_stream",

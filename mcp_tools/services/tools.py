@@ -24,7 +24,8 @@ from ..protocol.versions import Revision
 from ..schemas import error_messages
 from ..tasking import service as tasking
 from ..tasking import tasks_enabled
-from ..types import Principal
+from ..types import Asker, Principal
+from . import inputs
 from .exchange import Exchange, complete
 from .identity import cursor_key, modern_meta
 
@@ -178,13 +179,16 @@ def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | Non
         note.update(outcome="rate_limited", detail=message)
         return complete(req, ex, _retry_later(message, 1.0, rev))
     try:
-        result = run_tool(tool, arguments, ex, progress_token=_progress_token(params))
+        asker = inputs.asker_for(ex, tool, arguments, params)
+        result = run_tool(tool, arguments, ex, progress_token=_progress_token(params), asker=asker)
     finally:
         if bound:
             ratelimit.release_slot(slot)
     if result is None:
         return None
     note["outcome"] = "tool_error" if result.get("isError") else "ok"
+    if result.get("resultType") == "input_required":
+        note["detail"] = "input required: " + ", ".join(result["inputRequests"])
     return complete(req, ex, result)
 
 
@@ -252,7 +256,12 @@ def _progress_token(params: Mapping[str, Any]) -> str | int | None:
 
 
 def run_tool(
-    tool: CompiledTool, arguments: dict[str, Any], ex: Exchange, *, progress_token: str | int | None
+    tool: CompiledTool,
+    arguments: dict[str, Any],
+    ex: Exchange,
+    *,
+    progress_token: str | int | None,
+    asker: Asker | None = None,
 ) -> dict[str, Any] | None:
     """Run the handler through the runner and shape its outcome; None means it was cancelled."""
     rev = ex.revision
@@ -278,14 +287,11 @@ def run_tool(
             note["logger"] = logger_name
         ex.emit(_notification("notifications/message", note))
 
-    match runner.invoke(tool, arguments, ex.principal, progress, log, ex.cancelled):
+    match runner.invoke(tool, arguments, ex.principal, progress, log, ex.cancelled, asker):
         case runner.Complete(result):
             return runner.shape_result(result, rev)
-        case runner.InputRequired():
-            # Asking the client for input mid-call needs an input-capable exchange (elicitation
-            # on a stream, or input_required results): until this one is, say so clearly.
-            logger.warning("Tool %r asked for input, which this call cannot carry", tool.name)
-            return runner.shape_result(runner.error(f"Tool {tool.name!r} needs input this client cannot give."), rev)
+        case runner.InputRequired(requests):
+            return inputs.input_required(ex, tool, arguments, asker, requests)
         case runner.Cancelled():
             return None
 

@@ -17,6 +17,7 @@ from django.db import DatabaseError, connections
 from django.utils import timezone
 
 from .. import runner
+from ..asking import NoAsker
 from ..cancel import CancelFlag
 from ..catalog import get_catalog
 from ..conf import mcp_settings
@@ -195,7 +196,9 @@ def _run(task: McpTask) -> str:
     def log(level: str, data: Any, logger_name: str | None) -> None:
         logger.log(logging.INFO, "Task %s log (%s): %s", task.pk, level, str(data)[:500])
 
-    match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled):
+    # A task cannot ask the client for input yet: ctx.can_elicit is False, ctx.elicit ends it clearly.
+    cannot_ask = NoAsker(f"Tool {tool.name!r} cannot ask the client for input while it runs as a task.")
+    match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled, cannot_ask):
         case runner.Cancelled():
             # The handler saw the cancellation; the row already says cancelled (T11-13).
             return wire.CANCELLED

@@ -143,7 +143,7 @@ async def _post(request: HttpRequest) -> Reply:
     try:
         decoded = load_json(body)
     except McpError as exc:
-        return error_reply(exc)
+        return error_reply(exc, getattr(exc, "request_id", None))  # TooDeep knows the id
     can_stream = accepts(request, "text/event-stream")
     if isinstance(decoded, list):
         return await run_handler(_serve_batch, request, decoded)  # a batch may call tools
@@ -310,6 +310,7 @@ def _serve_legacy(
         _accept_notification(message, session)
         return Reply(202)
     if isinstance(message, Response):
+        services.accept_answer(message, session, principal)  # to the call that asked, on any process
         return Reply(202)
     # Legacy clients cancel with notifications/cancelled, possibly through another worker.
     cancelled.key = CancelFlag.cache_key(session.pk, message.id)
@@ -370,6 +371,8 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
             responses.append(message)
         elif isinstance(message, Notification):
             _accept_notification(message, session)
+        elif isinstance(message, Response):
+            services.accept_answer(message, session, principal)
         elif isinstance(message, Request):
             ex = Exchange(rev, principal, headers, session=session, asgi=isinstance(request, ASGIRequest))
             try:

@@ -7,6 +7,7 @@ from typing import Any
 
 from mcp_tools import ToolContext, ToolError, ToolResult, audio, handler, image, text
 
+from . import asking, baskets  # noqa: F401  (the basket tools and the tools that ask register here)
 from .media import png, wav
 
 

@@ -239,3 +239,8 @@ DEMO_TOOL_SCOPES: dict[str, list[str]] = {
     "build_report": ["notes:write"],
     "test_error_handling": ["admin:tools"],
 }
+
+# The basket tools (handles) and the conformance tools that ask the client: their own module.
+from .stateful_tools import ASKING_TOOLS, BASKET_TOOLS  # noqa: E402
+
+DEMO_TOOLS += BASKET_TOOLS + ASKING_TOOLS

@@ -94,15 +94,16 @@ class Admin:
         return int(out.strip().splitlines()[-1])
 
     def set_enabled(self, name: str, enabled: bool) -> None:
-        """The changelist action, as a person would use it."""
-        html = self._post(
-            "/admin/mcp_tools/tool/",
-            {
-                "action": "enable_tools" if enabled else "disable_tools",
-                "_selected_action": [self.tool_pk(name)],
-                "index": "0",
-            },
-        )
+        """The changelist action, as a person would use it (disabling: on the confirmation page)."""
+        data: dict[str, Any] = {"action": "enable_tools" if enabled else "disable_tools"}
+        data["_selected_action"] = [self.tool_pk(name)]
+        if not enabled:
+            html = self._post("/admin/mcp_tools/tool/", {**data, "index": "0"})
+            assert "Disable tools?" in html
+            data["confirm"] = "yes"  # the confirmation page posts this, without "index"
+        else:
+            data["index"] = "0"
+        html = self._post("/admin/mcp_tools/tool/", data)
         assert "errornote" not in html
 
 

@@ -26,7 +26,7 @@ VALID = {
     "destructive_hint": "unknown",
     "idempotent_hint": "unknown",
     "open_world_hint": "unknown",
-    "icons": "[]",
+    "icons": "",
     "task_support": "forbidden",
 }
 
@@ -66,7 +66,8 @@ def test_admin_creates_a_tool_and_records_who(staff_client: Any) -> None:
         ("output_schema", '{"type": 7}'),
         ("handler_key", "no.such.handler"),
         ("handler_config", '{"prefix": 5}'),
-        ("icons", '[{"nosrc": 1}]'),
+        ("icons", "ftp://example.com/icon.png"),
+        ("icons", "https://example.com/icon.png huge"),
     ],
 )
 def test_admin_refuses_invalid_tools(staff_client: Any, field: str, value: str) -> None:
@@ -101,9 +102,13 @@ def test_versions_move_on_every_change(db: None) -> None:
 def test_admin_bulk_disable_bumps_versions(staff_client: Any) -> None:
     tools = [Tool.objects.create(name=f"t{i}", handler_key="demo.echo") for i in range(3)]
     before = CatalogVersion.current()
-    response = staff_client.post(
-        "/admin/mcp_tools/tool/", {"action": "disable_tools", "_selected_action": [t.pk for t in tools]}
-    )
+    selected = {"action": "disable_tools", "_selected_action": [t.pk for t in tools]}
+    # Disabling is destructive: a confirmation page first, and nothing changes yet.
+    response = staff_client.post("/admin/mcp_tools/tool/", selected)
+    assert response.status_code == 200
+    assert b"Disable tools?" in response.content
+    assert Tool.objects.filter(enabled=True).count() == 3
+    response = staff_client.post("/admin/mcp_tools/tool/", {**selected, "confirm": "yes"})
     assert response.status_code == 302
     assert not Tool.objects.filter(enabled=True).exists()
     assert CatalogVersion.current() == before + 1

@@ -157,3 +157,72 @@ def test_pool_threads_honour_conn_max_age() -> None:
     fresh = connection.connection
     threads._hygienic(connection.ensure_connection, (), {})  # not obsolete: kept
     assert connection.connection is fresh
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("where", ["arguments", "clientInfo"])
+def test_json_nested_deeper_than_the_limit_is_refused_with_its_id(mcp: Mcp, where: str) -> None:
+    """Deep input once reached recursive code (validation, JSON columns, repr): a 500 or an
+    internal error. Now it is -32600 at the door, with the id when it can be read."""
+    from mcp_tools.protocol.jsonrpc import MAX_DEPTH
+
+    if where == "clientInfo":
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": _nested(200)}}
+        body = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": params}
+    else:
+        mcp.initialize("2025-11-25")
+        body = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": _nested(MAX_DEPTH)}},
+        }
+    response, messages = mcp.post(body, validate=False, headers={"MCP-Protocol-Version": "2025-11-25"})
+    assert response.status_code == 400
+    assert messages == [
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "error": {"code": -32600, "message": f"Invalid Request: JSON nested deeper than {MAX_DEPTH} levels"},
+        }
+    ]
+
+
+def test_json_nested_within_the_limit_is_served(mcp: Mcp) -> None:
+    from mcp_tools.protocol.jsonrpc import MAX_DEPTH
+
+    mcp.initialize("2025-11-25")
+    deep = _nested(MAX_DEPTH - 6)  # the message, params and arguments take their levels
+    result = mcp.call("tools/call", {"name": "echo", "arguments": {"text": deep}})
+    assert result["isError"] is True  # not a string: a clear validation error, not an internal one
+    assert "Invalid arguments" in result["content"][0]["text"]
+
+
+def test_with_the_cache_down_calls_are_still_served(mcp: Mcp, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: every cache operation raises as Redis does when it is down. Calls,
+    batches of cancellations and listing keep working without limits and cancellation flags."""
+    from django.core.cache import cache
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_CALLS_PER_PRINCIPAL": 4, "MAX_STREAMS_PER_PRINCIPAL": 4}
+    mcp.initialize("2025-11-25")
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    for name in ("get", "set", "add", "incr", "decr", "delete", "delete_many", "get_many"):
+        monkeypatch.setattr(cache, name, down)
+    assert (
+        mcp.call("tools/call", {"name": "echo", "arguments": {"text": "still here"}})["content"][0]["text"]
+        == "still here"
+    )
+    assert mcp.notify("notifications/cancelled", {"requestId": 99}).status_code == 202
+    assert mcp.call("tools/list")["tools"]
+    from mcp_tools.models import AuditEvent
+
+    assert AuditEvent.objects.filter(tool_name="echo", outcome="ok").count() == 1

@@ -1,0 +1,434 @@
+"""The tool editor: form, preview per revision, revisions (compare, restore, recover deleted
+tools), bulk actions, import/export and Try it. Model permissions decide who does what."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import router, transaction
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.text import capfirst
+
+from ..editing.history import compare, current_state, restore
+from ..editing.preview import preview
+from ..editing.transfer import ImportRejected, dumps, export_tools, import_tools, loads
+from ..models import EDITABLE_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision
+from ..registry import registry
+from ..tasking import tasks_enabled
+from .forms import TOOL_FIELDSETS, ImportForm, ToolForm, TryForm
+from .trial import try_tool
+
+
+class HandlerKindFilter(admin.SimpleListFilter):
+    title = "handler kind"
+    parameter_name = "handler"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        used = Tool.objects.order_by().values_list("handler_key", flat=True).distinct()
+        return [(key, handler_label(key)) for key in sorted(used)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Tool]) -> QuerySet[Tool]:
+        value = self.value()
+        return queryset.filter(handler_key=value) if value else queryset
+
+
+def handler_label(key: str) -> str:
+    kind = registry.get(key)
+    if kind is None:
+        return f"{key} (not registered)"
+    return kind.label or key
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def copy_name(name: str, taken: set[str]) -> str:
+    """``name.copy``, ``name.copy2``, ... within the 128 characters a name may have."""
+    for n in range(1, 1000):
+        suffix = ".copy" if n == 1 else f".copy{n}"
+        candidate = name[: 128 - len(suffix)] + suffix
+        if candidate not in taken:
+            return candidate
+    raise ValueError(f"No free copy name for {name!r}")
+
+
+class RevisionsByUser(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Tool revisions caused by this admin's pages (a tool saved, a scope deleted) name the user."""
+
+    def changeform_view(
+        self, request: HttpRequest, object_id: str | None = None, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
+        with revision(user=request.user, source="admin"):
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> HttpResponse:
+        with revision(user=request.user, source="admin"):
+            return super().delete_view(request, object_id, extra_context)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        with bulk_change(request.user, "Deleted with a bulk action"):
+            super().delete_queryset(request, queryset)
+
+
+class ToolAdmin(RevisionsByUser):
+    form = ToolForm
+    change_form_template = "mcp_tools/admin/tool_change_form.html"
+    change_list_template = "mcp_tools/admin/tool_change_list.html"
+    list_display = ("name", "title", "handler", "enabled", "task_support", "version", "updated_at")
+    list_filter = (HandlerKindFilter, "enabled", "required_scopes", "task_support")
+    search_fields = ("name", "title", "description")
+    readonly_fields = ("version", "created_at", "updated_at", "created_by", "updated_by")
+    filter_horizontal = ("required_scopes",)
+    actions = ("enable_tools", "disable_tools", "duplicate_tools", "export_tools")
+    fieldsets = (
+        *TOOL_FIELDSETS,
+        ("History", {"fields": ("version", "created_at", "created_by", "updated_at", "updated_by")}),
+    )
+
+    @admin.display(description="handler", ordering="handler_key")
+    def handler(self, obj: Tool) -> str:
+        return handler_label(obj.handler_key)
+
+    # ------------------------------------------------------------------ permissions
+
+    def has_try_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(f"{self.opts.app_label}.try_tool")
+
+    def _require(self, allowed: bool) -> None:
+        if not allowed:
+            raise PermissionDenied
+
+    # ------------------------------------------------------------------ saving, with revisions
+
+    def save_model(self, request: HttpRequest, obj: Tool, form: Any, change: bool) -> None:
+        if not change:
+            obj.created_by = request.user  # type: ignore[assignment]
+        obj.updated_by = request.user  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
+
+    def _bulk(self, request: HttpRequest, comment: str) -> contextlib.AbstractContextManager[None]:
+        """One transaction, one catalog version and one revision per tool for a bulk change."""
+        return bulk_change(request.user, comment)
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
+        context = dict(extra_context or {})
+        tool = self.get_object(request, unquote(object_id))
+        if tool is not None:
+            context["preview"] = [
+                {"version": e.version, "json": pretty(e.entry), "omitted": e.omitted}
+                for e in preview(tool, tasks_enabled=tasks_enabled())
+            ]
+            context["preview_tool"] = tool
+            context["preview_scopes"] = sorted(tool.required_scopes.values_list("name", flat=True))
+            context["can_try"] = self.has_try_permission(request)
+        return super().change_view(request, object_id, form_url, context)
+
+    # ------------------------------------------------------------------ bulk actions
+
+    @admin.action(description="Enable selected tools", permissions=["change"])
+    def enable_tools(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
+        self._set_enabled(request, queryset, enabled=True)
+
+    @admin.action(description="Disable selected tools…", permissions=["change"])
+    def disable_tools(self, request: HttpRequest, queryset: QuerySet[Tool]) -> HttpResponse | None:
+        if request.POST.get("confirm") != "yes":
+            return self._confirm(
+                request,
+                queryset,
+                action="disable_tools",
+                title="Disable tools?",
+                question="Clients stop seeing and calling these tools (they get list_changed).",
+                affected=list(queryset.filter(enabled=True)),
+                unaffected_note="already disabled",
+            )
+        self._set_enabled(request, queryset, enabled=False)
+        return None
+
+    def _set_enabled(self, request: HttpRequest, queryset: QuerySet[Tool], *, enabled: bool) -> None:
+        selected = queryset.count()
+        verb = "Enabled" if enabled else "Disabled"
+        with self._bulk(request, f"{verb} with a bulk action"):
+            done = queryset.filter(enabled=not enabled).update(enabled=enabled, updated_by=request.user)
+        self.message_user(
+            request,
+            f"{verb} {done} tool(s); {selected - done} already {verb.lower()}."
+            + (" The catalog version moved once." if done else " Nothing changed."),
+            messages.SUCCESS if done else messages.INFO,
+        )
+
+    @admin.action(description="Duplicate selected tools (copies start disabled)", permissions=["add"])
+    def duplicate_tools(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
+        taken = set(Tool.objects.values_list("name", flat=True))
+        made: list[str] = []
+        refused: list[str] = []
+        with self._bulk(request, "Duplicated with a bulk action"):
+            for tool in queryset.prefetch_related("required_scopes"):
+                copy = Tool(**{name: getattr(tool, name) for name in EDITABLE_FIELDS if name != "required_scopes"})
+                copy.name = copy_name(tool.name, taken)
+                copy.enabled = False
+                copy.created_by = copy.updated_by = request.user  # type: ignore[assignment]
+                try:
+                    copy.full_clean()
+                except ValidationError as exc:
+                    refused.append(f"{tool.name} ({'; '.join(exc.messages)})")
+                    continue
+                copy.save()
+                copy.required_scopes.set(tool.required_scopes.all())
+                taken.add(copy.name)
+                made.append(f"{tool.name} → {copy.name}")
+        if made:
+            self.message_user(request, f"Duplicated {len(made)} tool(s), disabled: {', '.join(made)}.")
+        if refused:
+            self.message_user(request, f"Not duplicated (invalid): {', '.join(refused)}.", messages.WARNING)
+
+    @admin.action(description="Export selected tools as JSON", permissions=["view"])
+    def export_tools(self, request: HttpRequest, queryset: QuerySet[Tool]) -> HttpResponse:
+        tools = list(queryset)
+        self.message_user(request, f"Exported {len(tools)} tool(s).")
+        return _download(export_tools(tools), "tools.json")
+
+    def _confirm(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[Tool],
+        *,
+        action: str,
+        title: str,
+        question: str,
+        affected: list[Tool],
+        unaffected_note: str,
+    ) -> TemplateResponse:
+        selected = list(queryset)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": title,
+            "question": question,
+            "action": action,
+            "selected": selected,
+            "affected": affected,
+            "unaffected": [t for t in selected if t not in affected],
+            "unaffected_note": unaffected_note,
+        }
+        return TemplateResponse(request, "mcp_tools/admin/tool_confirm_action.html", context)
+
+    # ------------------------------------------------------------------ extra pages
+
+    def get_urls(self) -> list[URLPattern]:
+        name = f"{self.opts.app_label}_{self.opts.model_name}"
+
+        def view(func: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+            return self.admin_site.admin_view(func)
+
+        return [
+            path("import/", view(self.import_view), name=f"{name}_import"),
+            path("export/", view(self.export_view), name=f"{name}_export"),
+            path("deleted/", view(self.deleted_view), name=f"{name}_deleted"),
+            path("revisions/<int:tool_pk>/", view(self.revisions_view), name=f"{name}_revisions"),
+            path("revisions/<int:tool_pk>/compare/", view(self.compare_view), name=f"{name}_compare"),
+            path(
+                "revisions/<int:tool_pk>/<int:revision_pk>/restore/",
+                view(self.restore_view),
+                name=f"{name}_restore",
+            ),
+            path("<path:object_id>/try/", view(self.try_view), name=f"{name}_try"),
+            *super().get_urls(),
+        ]
+
+    def _url(self, suffix: str, *args: Any) -> str:
+        return reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_{suffix}", args=args)
+
+    def _context(self, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
+        return {**self.admin_site.each_context(request), "opts": self.opts, "title": title, **extra}
+
+    def history_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> HttpResponse:
+        # The change page's History button: the tool's revisions.
+        try:
+            return self.revisions_view(request, int(unquote(object_id)))  # type: ignore[return-value]
+        except ValueError as exc:
+            raise Http404 from exc
+
+    def revisions_view(self, request: HttpRequest, tool_pk: int) -> HttpResponseBase:
+        self._require(self.has_view_permission(request))
+        tool = Tool.objects.filter(pk=tool_pk).first()
+        rows = list(ToolRevision.objects.filter(tool_pk=tool_pk).select_related("user"))
+        if tool is None and not rows:
+            raise Http404("No such tool and no history of one")
+        can_restore = self.has_change_permission(request, tool) if tool else self.has_add_permission(request)
+        name = tool.name if tool else rows[0].tool_name
+        context = self._context(
+            request,
+            f"Revisions of {name}" + ("" if tool else " (deleted)"),
+            tool=tool,
+            tool_pk=tool_pk,
+            tool_name=name,
+            revisions=rows,
+            can_restore=can_restore,
+            default_a=rows[1].pk if len(rows) > 1 else None,
+            default_b=rows[0].pk if rows else None,
+        )
+        return TemplateResponse(request, "mcp_tools/admin/tool_revisions.html", context)
+
+    def compare_view(self, request: HttpRequest, tool_pk: int) -> HttpResponseBase:
+        self._require(self.has_view_permission(request))
+        try:
+            ids = sorted(int(request.GET[key]) for key in ("a", "b"))
+        except (KeyError, ValueError) as exc:
+            raise Http404("Choose two revisions") from exc
+        found = {r.pk: r for r in ToolRevision.objects.filter(tool_pk=tool_pk, pk__in=ids).select_related("user")}
+        if len(found) != len(set(ids)):
+            raise Http404("No such revisions of this tool")
+        older, newer = found[ids[0]], found[ids[1]]
+        context = self._context(
+            request,
+            f"{older.tool_name}: revision #{older.pk} → #{newer.pk}",
+            tool_pk=tool_pk,
+            tool_name=newer.tool_name,
+            older=older,
+            newer=newer,
+            changes=compare(older.data, newer.data),
+        )
+        return TemplateResponse(request, "mcp_tools/admin/tool_compare.html", context)
+
+    def restore_view(self, request: HttpRequest, tool_pk: int, revision_pk: int) -> HttpResponseBase:
+        old = ToolRevision.objects.filter(tool_pk=tool_pk, pk=revision_pk).first()
+        if old is None:
+            raise Http404("No such revision of this tool")
+        tool = Tool.objects.filter(pk=tool_pk).first()
+        self._require(self.has_change_permission(request, tool) if tool else self.has_add_permission(request))
+        errors: list[str] = []
+        if request.method == "POST":
+            try:
+                restored = restore(old, user=request.user)
+            except ValidationError as exc:
+                errors = [f"{k}: {m}" for k, ms in exc.message_dict.items() for m in ms]
+            else:
+                self.message_user(
+                    request, f"Restored {restored.name} to revision #{old.pk}; it is now version {restored.version}."
+                )
+                return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_tool_change", args=[restored.pk]))
+        now = current_state(tool_pk) or {}
+        context = self._context(
+            request,
+            f"Restore {old.tool_name} to revision #{old.pk}?",
+            tool=tool,
+            tool_pk=tool_pk,
+            old=old,
+            changes=compare(now, old.data),
+            errors=errors,
+        )
+        return TemplateResponse(request, "mcp_tools/admin/tool_restore.html", context)
+
+    def deleted_view(self, request: HttpRequest) -> HttpResponseBase:
+        self._require(self.has_view_permission(request))
+        live = Tool.objects.values("pk")
+        latest: dict[int, ToolRevision] = {}
+        deleted = ToolRevision.objects.filter(action=RevisionAction.DELETED).exclude(tool_pk__in=live)
+        for row in deleted.select_related("user")[:2000]:
+            latest.setdefault(row.tool_pk, row)
+        context = self._context(
+            request, "Deleted tools", deleted=list(latest.values()), can_restore=self.has_add_permission(request)
+        )
+        return TemplateResponse(request, "mcp_tools/admin/tool_deleted.html", context)
+
+    def export_view(self, request: HttpRequest) -> HttpResponseBase:
+        self._require(self.has_view_permission(request))
+        return _download(export_tools(), "tools.json")
+
+    def import_view(self, request: HttpRequest) -> HttpResponseBase:
+        self._require(self.has_add_permission(request) and self.has_change_permission(request))
+        form = ImportForm(request.POST or None, request.FILES or None)
+        problems: list[str] = []
+        report = None
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                report = import_tools(
+                    loads(upload.read()),
+                    user=request.user,
+                    source="admin import",
+                    dry_run=form.cleaned_data["dry_run"],
+                )
+            except ImportRejected as exc:
+                problems = exc.problems
+            else:
+                if not report.dry_run:
+                    self.message_user(request, report.summary())
+                    return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_tool_changelist"))
+        context = self._context(request, "Import tools", form=form, problems=problems, report=report)
+        return TemplateResponse(request, "mcp_tools/admin/tool_import.html", context)
+
+    def try_view(self, request: HttpRequest, object_id: str) -> HttpResponseBase:
+        tool = self.get_object(request, unquote(object_id))
+        if tool is None:
+            raise Http404("No such tool")
+        self._require(self.has_view_permission(request, tool) and self.has_try_permission(request))
+        form = TryForm(request.POST or None)
+        trial = None
+        if request.method == "POST" and form.is_valid():
+            trial = try_tool(
+                tool.name, form.cleaned_data["arguments"], request.user, form.cleaned_data["protocol_version"]
+            )
+        context = self._context(
+            request,
+            f"Try {tool.name}",
+            tool=tool,
+            form=form,
+            trial=trial,
+            input_schema=pretty(tool.input_schema),
+            result=_result_view(trial.result) if trial and trial.result is not None else None,
+            response_json=pretty(trial.response) if trial and trial.response is not None else "",
+            notifications=[pretty(n) for n in trial.notifications] if trial else [],
+        )
+        return TemplateResponse(request, "mcp_tools/admin/tool_try.html", context)
+
+
+@contextlib.contextmanager
+def bulk_change(user: Any, comment: str) -> Iterator[None]:
+    """A transaction with one catalog bump and one revision per tool touched, by ``user``."""
+    using = router.db_for_write(Tool)
+    with (
+        transaction.atomic(using=using),
+        CatalogVersion.batch(),
+        revision(user=user, source="admin action", comment=comment, using=using),
+    ):
+        yield
+
+
+def _download(document: dict[str, Any], filename: str) -> HttpResponse:
+    response = HttpResponse(dumps(document), content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _result_view(result: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a tools/call result as a client shows them."""
+    blocks = []
+    for block in result.get("content") or []:
+        kind = block.get("type")
+        if kind in ("image", "audio"):
+            blocks.append({"type": kind, "src": f"data:{block.get('mimeType')};base64,{block.get('data', '')}"})
+        elif kind == "text":
+            blocks.append({"type": kind, "text": block.get("text", "")})
+        else:
+            blocks.append({"type": kind, "text": pretty(block)})
+    structured = "structuredContent" in result
+    return {
+        "blocks": blocks,
+        "is_error": bool(result.get("isError")),
+        "has_structured": structured,
+        "structured": pretty(result["structuredContent"]) if structured else "",
+        "kind": capfirst(str(result.get("resultType", "complete"))),
+    }

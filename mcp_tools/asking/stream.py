@@ -1,0 +1,185 @@
+"""2025-06-18 and 2025-11-25: the question goes on the call's SSE stream as a server request and
+the handler waits for the answer, which the client POSTs, possibly to another process.
+
+The waiting process polls an ``McpPendingInput`` row; the process that takes the answer's POST
+fills it in (``record_answer``). Bound to the session and principal of the call. The wait ends
+with the answer, the call's cancellation, or ``INPUT_TIMEOUT_SECONDS`` (L-14: the request is
+then cancelled with ``notifications/cancelled`` and the call ends with an ``isError`` result).
+A waiting call holds its thread: at most half of the pool waits at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import orjson
+from django.utils import timezone
+
+from ..conf import mcp_settings
+from ..exceptions import InputUnavailable, ToolCancelled
+from ..models import McpPendingInput, McpSession
+from ..protocol import inputs
+from .answers import check_question, checked_answer
+
+logger = logging.getLogger("mcp_tools")
+
+# How long an answer waits for the process that asked after its deadline, before the purge.
+_GRACE_SECONDS = 60
+
+
+class _WaitSlots:
+    """Calls of this process waiting for an answer, each holding a thread of the handler pool.
+
+    At most half of ``HANDLER_POOL_SIZE`` wait at once, so calls that wait for people never take
+    every handler thread from calls that do not (the answers themselves arrive on the protocol
+    pool).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.taken = 0
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.taken >= max(1, int(mcp_settings.HANDLER_POOL_SIZE) // 2):
+                return False
+            self.taken += 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self.taken -= 1
+
+
+_slots = _WaitSlots()
+
+
+class StreamAsker:
+    """Asks on the stream of one legacy call and blocks its thread until the answer comes."""
+
+    __slots__ = ("_capabilities", "cancelled", "emit", "principal_key", "session_id", "version")
+
+    def __init__(
+        self,
+        version: str,
+        session_id: str,
+        principal_key: str,
+        emit: Callable[[bytes], None] | None,
+        cancelled: Callable[[], bool],
+    ) -> None:
+        self.version = version
+        self.session_id = session_id
+        self.principal_key = principal_key
+        self.emit = emit
+        self.cancelled = cancelled
+        self._capabilities: dict[str, Any] | None = None
+
+    def _declared(self) -> dict[str, Any]:
+        # Read once, and only by calls that ask: most requests never need the capabilities.
+        if self._capabilities is None:
+            found = McpSession.objects.filter(pk=self.session_id).values_list("client_capabilities", flat=True).first()
+            self._capabilities = found if isinstance(found, dict) else {}
+        return self._capabilities
+
+    def can(self, method: str) -> bool:
+        return inputs.client_can(method, self._declared(), self.version)
+
+    def ask(self, method: str, params: dict[str, Any], key: str | None) -> dict[str, Any]:
+        check_question(method, params, self.version)
+        if not self.can(method):
+            capability = next(iter(inputs.CAPABILITIES[method]))
+            raise InputUnavailable(
+                f"This tool needs to ask {inputs.NAMES[method]}, but the client did not declare the "
+                f"{capability} capability (or its protocol version {self.version} has none)."
+            )
+        if self.emit is None:
+            raise InputUnavailable(
+                f"This tool needs to ask {inputs.NAMES[method]}, which needs an SSE response: "
+                "send the call with Accept: text/event-stream (and not in a batch)."
+            )
+        if not _slots.take():
+            raise InputUnavailable(
+                f"This tool needs to ask {inputs.NAMES[method]}, but the server is waiting for too many "
+                "answers right now; try again shortly."
+            )
+        try:
+            answer = self._ask(method, inputs.shape_params(method, params, self.version))
+        finally:
+            _slots.give_back()
+        return checked_answer(method, params, answer)
+
+    def _ask(self, method: str, shaped: dict[str, Any]) -> Any:
+        assert self.emit is not None
+        request_id = f"mcp-tools-{secrets.token_urlsafe(16)}"
+        timeout = float(mcp_settings.INPUT_TIMEOUT_SECONDS)
+        McpPendingInput.objects.create(
+            id=request_id,
+            session_id=self.session_id,
+            principal_key=self.principal_key,
+            method=method,
+            expires_at=timezone.now() + timedelta(seconds=timeout + _GRACE_SECONDS),
+        )
+        try:
+            self.emit(orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": shaped}))
+            return self._wait(request_id, method, timeout)
+        finally:
+            McpPendingInput.objects.filter(pk=request_id).delete()
+
+    def _wait(self, request_id: str, method: str, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        delay = 0.02
+        while True:
+            row = (
+                McpPendingInput.objects.filter(pk=request_id, answered_at__isnull=False)
+                .values_list("answer", "error")
+                .first()
+            )
+            if row is not None:
+                answer, error = row
+                if error is not None:
+                    message = error.get("message") if isinstance(error, dict) else None
+                    raise InputUnavailable(f"The client did not answer {inputs.NAMES[method]}: {message or error}")
+                return answer
+            if self.cancelled():
+                self._cancel_request(request_id, "The tool call was cancelled.")
+                raise ToolCancelled()
+            if time.monotonic() >= deadline:
+                self._cancel_request(request_id, f"No answer within {timeout:g} seconds.")
+                raise InputUnavailable(
+                    f"The client did not answer {inputs.NAMES[method]} within {timeout:g} seconds; "
+                    "call the tool again to be asked again."
+                )
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.25)
+
+    def _cancel_request(self, request_id: str, reason: str) -> None:
+        """L-14: a request the server no longer waits for is cancelled."""
+        assert self.emit is not None
+        note = {"requestId": request_id, "reason": reason}
+        self.emit(orjson.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": note}))
+
+
+def record_answer(session_id: str, principal_key: str, request_id: Any, result: Any, error: Any) -> bool:
+    """Store the client's answer to a request of ours, from whichever process took the POST.
+
+    Only a request this session and principal still waits for takes it; anything else (an
+    unknown id, a second answer, another session's id) is ignored.
+    """
+    if not isinstance(request_id, str) or not request_id.startswith("mcp-tools-"):
+        return False
+    updated = McpPendingInput.objects.filter(
+        pk=request_id,
+        session_id=session_id,
+        principal_key=principal_key,
+        answered_at__isnull=True,
+        expires_at__gt=timezone.now(),
+    ).update(answer=result if error is None else None, error=error, answered_at=timezone.now())
+    if not updated:
+        logger.info("Ignored a response to %r: no request of this session waits for it", request_id)
+    return bool(updated)

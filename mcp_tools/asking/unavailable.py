@@ -1,0 +1,22 @@
+"""Where nobody can answer: every question ends the call with an ``isError`` result saying why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..exceptions import InputUnavailable
+
+
+class NoAsker:
+    """The asker of a call that cannot ask (a task run by a worker): ``can`` is always False."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def can(self, method: str) -> bool:
+        return False
+
+    def ask(self, method: str, params: dict[str, Any], key: str | None) -> dict[str, Any]:
+        raise InputUnavailable(self.reason)

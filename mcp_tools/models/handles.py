@@ -1,0 +1,79 @@
+"""Handle rows: expiring JSON state of a handler, addressed by an opaque id, owned by a principal.
+
+The handler API over them is ``mcp_tools.handles``; kinds (prefix, lifetime) live in code.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from .querysets import ExpiringQuerySet
+
+
+class HandleQuerySet(ExpiringQuerySet["McpHandle"]):
+    def live(self) -> HandleQuerySet:
+        return self.filter(expires_at__gt=timezone.now())
+
+    def owned_by(self, principal_key: str) -> HandleQuerySet:
+        return self.live().filter(principal_key=principal_key)
+
+
+class McpHandle(models.Model):
+    # "<prefix>_<192 random bits>": opaque, never derived from the state or the owner.
+    id = models.CharField(_("handle"), primary_key=True, max_length=64, editable=False)
+    kind = models.CharField(_("kind"), max_length=16, db_index=True, editable=False)
+    principal_key = models.CharField(_("owner"), max_length=255, editable=False)
+    state = models.JSONField(_("state"), default=dict, blank=True)
+    # Bumped by every update: read-modify-write compares it, so no update is ever lost.
+    revision = models.PositiveIntegerField(_("revision"), default=0, editable=False)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(_("last used at"), default=timezone.now)
+    expires_at = models.DateTimeField(_("expires at"), db_index=True)
+
+    objects = HandleQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("handle")
+        verbose_name_plural = _("handles")
+        ordering = ("-updated_at",)
+        indexes = [models.Index(fields=["principal_key", "kind"], name="mcp_handle_owner_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.id[: len(self.kind) + 9]}…"
+
+    @property
+    def live(self) -> bool:
+        return self.expires_at > timezone.now()
+
+
+class PendingInputQuerySet(ExpiringQuerySet["McpPendingInput"]):
+    pass
+
+
+class McpPendingInput(models.Model):
+    """A request for input a legacy call sent on its stream, waiting for the client's answer.
+
+    The answer may reach any process: the one that took the response POST writes it here, the
+    one running the call reads it. Bound to the session and the principal that made the call.
+    """
+
+    id = models.CharField(_("request id"), primary_key=True, max_length=64, editable=False)
+    session_id = models.CharField(_("session"), max_length=64, editable=False)
+    principal_key = models.CharField(_("owner"), max_length=255, editable=False)
+    method = models.CharField(_("method"), max_length=64, editable=False)
+    answer = models.JSONField(_("answer"), null=True, blank=True, editable=False)
+    error = models.JSONField(_("error"), null=True, blank=True, editable=False)
+    answered_at = models.DateTimeField(_("answered at"), null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    expires_at = models.DateTimeField(_("expires at"), db_index=True, editable=False)
+
+    objects = PendingInputQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("pending input request")
+        verbose_name_plural = _("pending input requests")
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.id}"

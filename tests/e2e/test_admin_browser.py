@@ -1,0 +1,244 @@
+"""The tool editor in a real headless Chromium against a real server, checked step by step
+through the official MCP Python SDK: create, a schema error, fix, preview, Try it, disable,
+restore. Screenshots of each step go to the test's tmp dir (``screenshots/``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests import services
+from tests.servers import LiveServer, run_server
+
+pytestmark = pytest.mark.e2e
+
+TOOL = "browser_echo"
+
+
+def _require_browser() -> tuple[str, str]:
+    """Debian's chromium and chromedriver, found on PATH (never downloaded)."""
+    found = {name: shutil.which(name) for name in ("chromium", "chromedriver")}
+    missing = [name for name, path in found.items() if path is None]
+    if missing:
+        message = f"{', '.join(missing)} not on PATH (Debian packages chromium and chromium-driver)"
+        if services.IN_CI:
+            pytest.fail(f"{message}; CI=true: a missing browser is a failure")
+        pytest.skip(message)
+    return str(found["chromium"]), str(found["chromedriver"])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LiveServer]:
+    # DEBUG serves the admin's own CSS, so the screenshots show its theme.
+    with run_server(tmp_path, extra_env={"DJANGO_DEBUG": "1", "DEMO_ADMIN_PASSWORD": "browser-pw"}) as live:
+        live.manage("demo_superuser")
+        yield live
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    chromium, chromedriver = _require_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        "--window-size=1280,1600",
+    ):
+        options.add_argument(flag)
+    # An explicit driver path: Selenium Manager never runs, nothing is downloaded.
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    driver.implicitly_wait(5)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+class Steps:
+    """The browser session, a screenshot per step, and an MCP client to check each one."""
+
+    def __init__(self, driver: Any, server: LiveServer, shots: Path) -> None:
+        self.driver = driver
+        self.server = server
+        self.shots = shots
+        self.count = 0
+        shots.mkdir()
+
+    def open(self, path: str) -> None:
+        self.driver.get(self.server.base_url + path)
+
+    def find(self, css: str) -> Any:
+        from selenium.webdriver.common.by import By
+
+        return self.driver.find_element(By.CSS_SELECTOR, css)
+
+    def find_all(self, css: str) -> list[Any]:
+        from selenium.webdriver.common.by import By
+
+        return list(self.driver.find_elements(By.CSS_SELECTOR, css))
+
+    def follow(self, element: Any) -> None:
+        """Click something that loads a page, and wait until the new page has replaced the old."""
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        old = self.driver.find_element(By.TAG_NAME, "html")
+        element.click()
+        WebDriverWait(self.driver, 15).until(expected_conditions.staleness_of(old))
+        WebDriverWait(self.driver, 15).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+    def submit(self, css: str) -> None:
+        self.follow(self.find(css))
+
+    def fill(self, name: str, value: str) -> None:
+        field = self.find(f"[name='{name}']")
+        field.clear()
+        field.send_keys(value)
+
+    def shot(self, label: str) -> None:
+        self.count += 1
+        self.driver.save_screenshot(str(self.shots / f"{self.count:02d}-{label}.png"))
+
+    def messages(self) -> list[str]:
+        return [m.text for m in self.find_all("ul.messagelist li")]
+
+    # -- through the official MCP client
+
+    def listed(self) -> dict[str, dict[str, Any]]:
+        return anyio.run(_list_tools, self.server.url)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        return anyio.run(_call_tool, self.server.url, name, arguments)
+
+
+async def _list_tools(url: str) -> dict[str, dict[str, Any]]:
+    from mcp import Client
+
+    found: dict[str, dict[str, Any]] = {}
+    async with Client(url, mode="2026-07-28") as client:
+        cursor = None
+        while True:
+            page = await client.list_tools(cursor=cursor)
+            for tool in page.tools:
+                found[tool.name] = tool.model_dump(by_alias=True, exclude_none=True)
+            cursor = page.next_cursor
+            if not cursor:
+                return found
+
+
+async def _call_tool(url: str, name: str, arguments: dict[str, Any]) -> Any:
+    from mcp import Client, MCPError
+
+    async with Client(url, mode="2026-07-28") as client:
+        try:
+            result = await client.call_tool(name, arguments)
+        except MCPError as exc:  # an unknown tool is a JSON-RPC error
+            return exc
+        return result.model_dump(by_alias=True, exclude_none=True)
+
+
+BROKEN = '{"type": "object", "properties": {"text": {"type": "strin"}}, "required": "text"}'
+FIXED = '{"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}'
+
+
+def test_an_admin_edits_a_tool_in_a_real_browser(browser: Any, server: LiveServer, tmp_path: Path) -> None:
+    steps = Steps(browser, server, tmp_path / "screenshots")
+    assert TOOL not in steps.listed()
+
+    # Log in.
+    steps.open("/admin/login/?next=/admin/mcp_tools/tool/")
+    steps.fill("username", "admin")
+    steps.fill("password", "browser-pw")
+    steps.submit("input[type=submit]")
+    assert browser.title.startswith("Select tool to change")
+    steps.shot("changelist")
+
+    # Create a tool bound to a demo handler, with a broken schema: form errors, nothing listed.
+    steps.open("/admin/mcp_tools/tool/add/")
+    steps.fill("name", TOOL)
+    steps.fill("description", "Echoes text with a prefix")
+    steps.find("input[name=handler_key][value='demo.echo']").click()
+    steps.fill("handler_config", '{"prefix": ">> "}')
+    steps.fill("input_schema", BROKEN)
+    steps.submit("input[name=_continue]")
+    errors = [e.text for e in steps.find_all(".field-input_schema .errorlist li")]
+    assert [e.split(":")[0] for e in errors] == [
+        "Input schema is not a valid schema at /properties/text/type",
+        "Input schema is not a valid schema at /required",
+    ]
+    steps.shot("schema-errors")
+    assert TOOL not in steps.listed()
+
+    # Fix it and save: the tool is listed, and the change page previews the exact entry.
+    steps.fill("input_schema", FIXED)
+    steps.submit("input[name=_continue]")
+    assert "was added successfully" in " ".join(steps.messages())
+    listed = steps.listed()
+    assert TOOL in listed
+    preview = json.loads(steps.find("pre[data-revision='2026-07-28']").get_attribute("textContent"))
+    assert preview == listed[TOOL]
+    steps.shot("saved-with-preview")
+    change_url = browser.current_url
+
+    # Try it: the same answer a client gets.
+    steps.submit("a.mcp-try-link")
+    steps.fill("arguments", '{"text": "hi"}')
+    steps.submit("input[name=_run]")
+    assert steps.find("#try-is-error").text == "isError: false"
+    assert [b.text for b in steps.find_all(".mcp-block pre")] == [">> hi"]
+    steps.shot("try-it")
+    called = steps.call(TOOL, {"text": "hi"})
+    assert called["content"] == [{"type": "text", "text": ">> hi"}]
+
+    # Edit the description (a second revision), then disable it with the bulk action (confirmed).
+    browser.get(change_url)
+    steps.fill("description", "Echoes text, edited")
+    steps.submit("input[name=_continue]")
+    assert steps.listed()[TOOL]["description"] == "Echoes text, edited"
+    steps.open(f"/admin/mcp_tools/tool/?q={TOOL}")
+    steps.find("input[name=_selected_action]").click()
+    from selenium.webdriver.support.ui import Select
+
+    Select(steps.find("select[name=action]")).select_by_value("disable_tools")
+    steps.submit("button[name=index]")
+    assert "Disable tools?" in browser.page_source
+    steps.shot("confirm-disable")
+    steps.submit('input[type=submit][value="Yes, I\'m sure"]')
+    assert steps.messages() == ["Disabled 1 tool(s); 0 already disabled. The catalog version moved once."]
+    steps.shot("disabled")
+    assert TOOL not in steps.listed()
+    refused = steps.call(TOOL, {"text": "hi"})
+    assert isinstance(refused, Exception)
+    assert f"Unknown tool: {TOOL}" in str(refused)
+
+    # Restore the first revision: enabled again, with the first description.
+    browser.get(change_url.replace("/change/", "/history/"))
+    actions = [cell.text for cell in steps.find_all("#revisions tbody tr td:nth-child(7)")]
+    assert actions == ["Changed", "Changed", "Created"]
+    steps.shot("revisions")
+    steps.follow(steps.find_all("#revisions tbody tr")[-1].find_element("css selector", "a.button"))
+    assert "as a new revision; what changes:" in browser.page_source
+    steps.shot("restore-confirm")
+    steps.submit("input[type=submit][value='Restore this revision']")
+    assert "Restored browser_echo to revision" in steps.messages()[0]
+    steps.shot("restored")
+    listed = steps.listed()
+    assert listed[TOOL]["description"] == "Echoes text with a prefix"
+    assert steps.call(TOOL, {"text": "back"})["content"] == [{"type": "text", "text": ">> back"}]
