@@ -13,6 +13,11 @@ from django.db import models
 from django.db.models.functions import Lower
 
 
+def project_dir() -> str:
+    """FilePathField's path as a callable, so the migration names no machine's directory."""
+    return str(settings.BASE_DIR)
+
+
 class Kind(models.Model):
     """The target of Specimen's foreign key and many-to-many field."""
 
@@ -67,7 +72,7 @@ class Specimen(models.Model):
     data = models.JSONField(default=dict, blank=True)
     binary = models.BinaryField(null=True, blank=True)
     file = models.FileField(upload_to="specimens/", blank=True)
-    path = models.FilePathField(path=str(settings.BASE_DIR), blank=True, default="")
+    path = models.FilePathField(path=project_dir, blank=True, default="")
     kind = models.ForeignKey(Kind, null=True, blank=True, on_delete=models.SET_NULL, related_name="specimens")
     code = models.OneToOneField(Code, null=True, blank=True, on_delete=models.SET_NULL)
     kinds = models.ManyToManyField(Kind, blank=True, related_name="+")

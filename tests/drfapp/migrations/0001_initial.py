@@ -9,6 +9,8 @@ import django.db.models.functions.text
 from django.conf import settings
 from django.db import migrations, models
 
+import tests.drfapp.models
+
 
 class Migration(migrations.Migration):
     initial = True
@@ -73,7 +75,7 @@ class Migration(migrations.Migration):
                 ("data", models.JSONField(blank=True, default=dict)),
                 ("binary", models.BinaryField(blank=True, null=True)),
                 ("file", models.FileField(blank=True, upload_to="specimens/")),
-                ("path", models.FilePathField(blank=True, default="", path="/work/wt-i12")),
+                ("path", models.FilePathField(blank=True, default="", path=tests.drfapp.models.project_dir)),
                 (
                     "doubled",
                     models.GeneratedField(
