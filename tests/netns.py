@@ -14,7 +14,9 @@ the leftovers of a run whose process is gone (a run killed with SIGKILL cannot c
 
 ``inside(host)`` moves the calling *thread* into a host's namespace (setns(2) through libc;
 the network namespace is per thread) and back: sockets it opens, threads and processes it
-starts from then on belong to that host.
+starts from then on belong to that host. ``Topology.root()`` moves it back to the namespace
+the topology was made in (where the bridge address lives) for a while, e.g. to start a server
+that listens on the bridge address.
 
 Needs root and iproute2 (``ip``).
 """
@@ -126,20 +128,21 @@ def _used_third_octets() -> set[int]:
 
 
 @contextlib.contextmanager
-def inside(host: Host | None) -> Iterator[None]:
-    """Run the calling thread in ``host``'s network namespace (None: stay) and move it back."""
-    if host is None:
-        yield
-        return
+def _entered(path: str) -> Iterator[None]:
     libc = ctypes.CDLL(None, use_errno=True)
-    with open("/proc/thread-self/ns/net") as original, open(f"/run/netns/{host.netns}") as target:
+    with open("/proc/thread-self/ns/net") as original, open(path) as target:
         if libc.setns(target.fileno(), CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns into {host.netns} failed")
+            raise OSError(ctypes.get_errno(), f"setns into {path} failed")
         try:
             yield
         finally:
             if libc.setns(original.fileno(), CLONE_NEWNET) != 0:  # pragma: no cover - cannot happen as root
                 raise OSError(ctypes.get_errno(), "setns back to the original namespace failed")
+
+
+def inside(host: Host) -> contextlib.AbstractContextManager[None]:
+    """Run the calling thread in ``host``'s network namespace, and move it back on exit."""
+    return _entered(f"/run/netns/{host.netns}")
 
 
 @dataclass
@@ -196,9 +199,12 @@ class Topology:
         self.octet = -1
         self.gateway = ""
         self._made_bridge = False
+        self._root_ns = ""
 
     def __enter__(self) -> Topology:
         try:
+            self._root_fd = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+            self._root_ns = f"/proc/self/fd/{self._root_fd}"
             used = _used_third_octets()
             self.octet = next(n for n in range(256) if n not in used)
             self.network = ipaddress.ip_network(f"198.18.{self.octet}.0/24")
@@ -215,6 +221,11 @@ class Topology:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def root(self) -> contextlib.AbstractContextManager[None]:
+        """Run the calling thread in the namespace the topology was made in (the bridge's), and
+        move it back on exit: what must listen on the bridge address starts there."""
+        return _entered(self._root_ns)
 
     def add_host(self, name: str, last_octet: int) -> Host:
         address = f"198.18.{self.octet}.{last_octet}"
@@ -257,6 +268,9 @@ class Topology:
         if self._made_bridge:
             _ip("link", "del", self.bridge, check=False)
             self._made_bridge = False
+        if self._root_ns:
+            os.close(self._root_fd)
+            self._root_ns = ""
 
     def leftovers(self) -> list[str]:
         """Namespaces or links of this topology still present (empty after close())."""

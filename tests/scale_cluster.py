@@ -246,8 +246,10 @@ class Cluster:
 
     # web hosts ---------------------------------------------------------------
 
-    def start_web(self, name: str) -> WebHost:
+    def start_web(self, name: str, wait: bool = True) -> WebHost:
+        """Start uvicorn on web host ``name``; with ``wait``, return once it serves."""
         web = self.web[name]
+        web.log_offset = web.log_size()
         with web.log_path.open("ab") as log:
             web.process = web.host.popen(
                 [sys.executable, "-m", "uvicorn", "project.asgi:application",
@@ -255,7 +257,8 @@ class Cluster:
                  "--log-level", "info", "--timeout-graceful-shutdown", "3"],
                 cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
-        self.wait_web(web)
+        if wait:
+            self.wait_web(web)
         return web
 
     def wait_web(self, web: WebHost, timeout: float = 90) -> None:
@@ -317,6 +320,17 @@ class Cluster:
         killed = worker.host.kill_all()
         worker.process = None
         return killed
+
+    def restart_postgres(self) -> None:
+        with self.topology.root():  # the new postmaster listens on the bridge address
+            self.pg.restart()
+
+    def stop_redis(self) -> None:
+        self.redis.stop()
+
+    def start_redis(self) -> None:
+        with self.topology.root():
+            self.redis.start()
 
     def logs(self) -> str:
         """The tail of every host's log, for a failing assertion."""

@@ -130,8 +130,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         cluster.manage(hosts["a"], "migrate", "--noinput", "-v0")
         cluster.manage(hosts["a"], "load_demo_tools")
         for name in ("a", "b"):
-            cluster.start_web(name)
+            cluster.start_web(name, wait=False)
         cluster.start_worker("w1")
+        for name in ("a", "b"):
+            cluster.wait_web(cluster.web[name])
         for host in hosts.values():
             assert "default" not in host.routes()
         say(
@@ -353,7 +355,9 @@ def _use_notifier(cluster: Cluster, notifier: str) -> None:
     cluster.env["MCP_NOTIFIER"] = notifier
     for name in cluster.web:
         cluster.stop_web(name)
-        cluster.start_web(name)
+        cluster.start_web(name, wait=False)
+    for web in cluster.web.values():
+        cluster.wait_web(web)
     say("2 list_changed", f"web hosts restarted with MCP_NOTIFIER={notifier}")
 
 
@@ -634,3 +638,170 @@ def test_5_killing_the_worker_host_mid_task_ends_the_task_retried_or_failed(clus
         )
     finally:
         client.close()
+
+
+# --------------------------------------------------------------------------- step 6: shared state failures
+
+
+def _outcome(run: Any) -> str:
+    """What one request got, in a few words: "ok", "isError: ...", "error CODE: ..." or the exception."""
+    try:
+        answer = run()
+    except (httpx.HTTPError, AssertionError, KeyError, ValueError) as exc:
+        return f"failed: {type(exc).__name__} {str(exc)[:80]}"
+    if isinstance(answer, Listener):
+        answer.close()
+        return "ok (stream open)"
+    if "error" in answer:
+        return f"HTTP {answer['_status']} error {answer['error']['code']}: {answer['error']['message'][:70]}"
+    result = answer["result"]
+    if result.get("isError"):
+        return f"isError: {result['content'][0]['text'][:70]}"
+    return "ok"
+
+
+def _probe_everything(cluster: Cluster, balancer: Balancer, session: str) -> dict[str, str]:
+    legacy = McpClient(balancer)
+    legacy.session = session
+    modern = McpClient(balancer)
+    fresh = McpClient(balancer)
+    probes = {
+        "legacy tools/list": lambda: legacy.post("tools/list", {}),
+        "modern tools/list": lambda: modern.modern("tools/list", {}),
+        "legacy tools/call": lambda: legacy.call("echo", {"text": "x"}),
+        "modern tools/call": lambda: modern.modern("tools/call", {"name": "echo", "arguments": {"text": "x"}}, "echo"),
+        "new session": lambda: {"result": {"sid": fresh.initialize()}},
+        "task created": lambda: legacy.post("tools/call", {"name": "noop", "arguments": {}, "task": {}}),
+        "GET stream": lambda: Listener(cluster.web[balancer.pick()], session=session, version="2025-11-25"),
+        "listen stream": lambda: Listener(cluster.web[balancer.pick()]),
+    }
+    try:
+        return {label: _outcome(run) for label, run in probes.items()}
+    finally:
+        for client in (legacy, modern, fresh):
+            client.close()
+
+
+def _pids(cluster: Cluster) -> dict[str, list[int]]:
+    hosts = [web.host for web in cluster.web.values()] + [worker.host for worker in cluster.workers.values()]
+    return {host.name: sorted(host.pids()) for host in hosts}
+
+
+def _task_completes(client: McpClient, steps: int = 2, timeout: float = 40) -> str:
+    created = client.post("tools/call", {"name": "build_report", "arguments": {"steps": steps}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    final = _poll(
+        lambda: client.post("tasks/get", {"taskId": task_id})["result"], lambda s: s["status"] != "working", timeout
+    )
+    return str(final["status"])
+
+
+# Found by this step (see the CHANGELOG): with the cache (Redis) unreachable, every tools/call
+# answers -32603 "Internal error" (cancel.track and ratelimit.hit raise redis.ConnectionError
+# before the handler runs) and opening a GET or listen stream answers HTTP 500 (the stream slot
+# count, hub.acquire_stream_slot). Listing, sessions and streams already open keep working.
+CALLS_NEED_THE_CACHE = "calls and new streams fail while the cache is down (issue 14 finding)"
+
+
+def test_6_redis_down_listing_served_and_everything_back_without_restarts(cluster: Cluster) -> None:
+    _use_notifier(cluster, "postgres")
+    balancer = Balancer(cluster, _rng(6))
+    client = McpClient(balancer)
+    session = client.initialize()
+    worker = next(name for name, w in cluster.workers.items() if w.process is not None)
+    before = _probe_everything(cluster, balancer, session)
+    assert set(before.values()) <= {"ok", "ok (stream open)"}, before
+    pids = _pids(cluster)
+    open_stream = Listener(cluster.web["b"], session=session, version="2025-11-25")
+    cluster.stop_redis()
+    try:
+        during = _probe_everything(cluster, balancer, session)
+        committed = _edit_tool(cluster, "a", "echo", "Repeat the given text back (edited while Redis was down).")
+        heard = open_stream.wait_change(1, timeout=10)
+    finally:
+        open_stream.close()
+        cluster.start_redis()
+    down_at = time.monotonic()
+    after = _probe_everything(cluster, balancer, session)
+    back_in = time.monotonic() - down_at
+    task = _task_completes(client)
+    for label in before:
+        say("6 redis down", f"{label:18} before: {before[label]:17} | down: {during[label]:58} | back: {after[label]}")
+    say(
+        "6 redis down",
+        "an admin edit on a while Redis was down reached a GET stream on b opened before: "
+        + (f"after {heard - committed:.2f} s (PostgreSQL notifier)" if heard else "not heard"),
+    )
+    assert during["legacy tools/list"] == "ok"
+    assert during["modern tools/list"] == "ok"
+    assert during["new session"] == "ok"
+    assert heard is not None
+    assert set(after.values()) <= {"ok", "ok (stream open)"}, after
+    assert task == "completed"
+    assert _pids(cluster) == pids  # nothing was restarted
+    say(
+        "6 redis down",
+        f"Redis back on the same port: every probe ok again at once ({back_in:.1f} s for the probes), a task "
+        f"created and completed by worker {worker} (broker reconnected), no process restarted",
+    )
+    client.close()
+
+
+@pytest.mark.xfail(reason=CALLS_NEED_THE_CACHE, strict=True)
+def test_6_redis_down_calls_and_new_streams_still_served(cluster: Cluster) -> None:
+    balancer = Balancer(cluster, _rng(7))
+    client = McpClient(balancer)
+    session = client.initialize()
+    cluster.stop_redis()
+    try:
+        during = _probe_everything(cluster, balancer, session)
+    finally:
+        cluster.start_redis()
+        client.close()
+    say("6 redis down", f"calls and new streams with Redis down: {during}")
+    for label in ("legacy tools/call", "modern tools/call", "GET stream", "listen stream"):
+        assert during[label].startswith("ok"), (label, during[label])
+
+
+def test_6_postgres_restart_survived_by_every_process(cluster: Cluster) -> None:
+    _use_notifier(cluster, "postgres")
+    balancer = Balancer(cluster, _rng(8))
+    client = McpClient(balancer)
+    session = client.initialize()
+    pids = _pids(cluster)
+    get_a = Listener(cluster.web["a"], session=session, version="2025-11-25")
+    listen_b = Listener(cluster.web["b"])
+    try:
+        started = time.monotonic()
+        cluster.restart_postgres()
+        say("6 postgres restart", f"pg_ctl restart -m fast took {time.monotonic() - started:.1f} s")
+        outcomes: Counter[str] = Counter()
+        for i in range(24):
+            host = "ab"[i % 2]
+            answer = (
+                client.post("tools/list", {}, host=host)
+                if i % 4 < 2
+                else client.call("echo", {"text": "pg"}, host=host)
+            )
+            outcomes[f"{host} {'ok' if 'result' in answer and not answer['result'].get('isError') else 'failed'}"] += 1
+        task = _task_completes(client)
+        committed = _edit_tool(cluster, "a", "echo", "Repeat the given text back (edited after a PostgreSQL restart).")
+        heard = {
+            label: listener.wait_change(1, timeout=20) for label, listener in (("a GET", get_a), ("b listen", listen_b))
+        }
+    finally:
+        get_a.close()
+        listen_b.close()
+    say(
+        "6 postgres restart",
+        f"24 requests after the restart, alternating hosts: {dict(sorted(outcomes.items()))}; a task completed "
+        f"({task}); an admin edit on a reached streams opened before the restart: "
+        + ", ".join(f"{k} after {v - committed:.2f} s" if v else f"{k} not heard" for k, v in heard.items()),
+    )
+    assert outcomes == {"a ok": 12, "b ok": 12}, outcomes
+    assert task == "completed"
+    assert all(heard.values()), heard
+    assert _pids(cluster) == pids
+    assert client.session == session
+    say("6 postgres restart", "same session throughout, no process restarted")
+    client.close()
