@@ -115,7 +115,7 @@ def throwaway_postgres(address: str, port: int, trusted: str) -> Iterator[Postgr
     if not found:
         raise RuntimeError("no /usr/lib/postgresql/*/bin/initdb (apt-get install postgresql)")
     bindir = Path(found[-1]).parent
-    root = Path(tempfile.mkdtemp(prefix="mcpscale-pg-"))
+    root = Path(tempfile.mkdtemp(prefix=f"mcpscale-pg-{os.getpid()}-"))
     shutil.chown(root, "postgres", "postgres")
     pg = Postgres(address, port, root, bindir, root / "server.log")
     try:
@@ -159,6 +159,7 @@ class Redis:
                  "--appendonly", "no", "--protected-mode", "no", "--dir", str(self.root)],
                 stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
+        (self.root / "redis.pid").write_text(str(self.process.pid))
         wait_until("redis to listen", lambda: reachable(self.address, self.port), 20)
 
     def stop(self) -> None:
@@ -169,7 +170,7 @@ class Redis:
 
 @contextlib.contextmanager
 def throwaway_redis(address: str, port: int) -> Iterator[Redis]:
-    root = Path(tempfile.mkdtemp(prefix="mcpscale-redis-"))
+    root = Path(tempfile.mkdtemp(prefix=f"mcpscale-redis-{os.getpid()}-"))
     redis = Redis(address, port, root)
     try:
         redis.start()
@@ -177,6 +178,31 @@ def throwaway_redis(address: str, port: int) -> Iterator[Redis]:
     finally:
         redis.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def reap_stale_services() -> list[str]:
+    """Stop the PostgreSQL and Redis of earlier runs whose process is gone (killed with SIGKILL),
+    each by the id it recorded and only if that process still runs on the run's directory."""
+    removed = []
+    for root in Path(tempfile.gettempdir()).glob("mcpscale-*-*-*"):
+        found = re.fullmatch(r"mcpscale-(pg|redis)-(\d+)-\w+", root.name)
+        if not found or Path(f"/proc/{found.group(2)}").exists():
+            continue
+        pidfile = root / ("data/postmaster.pid" if found.group(1) == "pg" else "redis.pid")
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            pid = int(pidfile.read_text().split()[0])
+            if str(root) in _cmdline(pid) or (found.group(1) == "redis" and "redis-server" in _cmdline(pid)):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(root, ignore_errors=True)
+        removed.append(str(root))
+    return removed
 
 
 # --------------------------------------------------------------------------- hosts

@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import random
+import signal
 import subprocess
 import threading
 import time
@@ -48,6 +49,7 @@ from tests.scale_cluster import (
     RandomHostTransport,
     WebHost,
     WorkerHost,
+    reap_stale_services,
     say,
     throwaway_postgres,
     throwaway_redis,
@@ -76,11 +78,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         if services.IN_CI:
             pytest.fail(f"network namespaces are unavailable: {reason} (CI=true: a failure)")
         pytest.skip(f"network namespaces are unavailable: {reason}")
-    for name in netns.reap_stale():
+    for name in netns.reap_stale() + reap_stale_services():
         say("setup", f"removed {name}, left by an earlier run that was killed")
     tmp = tmp_path_factory.mktemp("scale")
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
+        # SIGTERM (a CI time limit, `kill`) ends the run like Ctrl-C, so the teardown below runs.
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        stack.callback(signal.signal, signal.SIGTERM, previous)
         topology = stack.enter_context(Topology())
         hosts = {
             "a": topology.add_host("web-a", 11),
@@ -148,6 +153,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     leftovers = topology.leftovers()
     assert leftovers == [], leftovers
     say("teardown", "every process stopped, namespaces, veths and the bridge removed")
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _stop_hosts(cluster: Cluster) -> None:
