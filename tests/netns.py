@@ -182,6 +182,10 @@ class Host:
         """Plug or unplug this host's cable (its eth0)."""
         _ip("-n", self.netns, "link", "set", "eth0", "up" if up else "down")
 
+    def cut_off(self, other: Host, cut: bool = True) -> None:
+        """Drop (or stop dropping) every packet this host sends to ``other`` (a blackhole route)."""
+        _ip("-n", self.netns, "route", "add" if cut else "del", "blackhole", f"{other.address}/32")
+
     def routes(self) -> str:
         return _ip("-n", self.netns, "route", "show").stdout
 

@@ -394,7 +394,7 @@ class Balancer:
             name = host or self.pick()
             try:
                 result = attempt(self.cluster.web[name])
-            except httpx.ConnectError:
+            except (httpx.ConnectError, httpx.ConnectTimeout):
                 if host is not None:
                     raise
                 self.down.add(name)
@@ -426,12 +426,17 @@ class McpClient:
     """A raw JSON-RPC client over httpx, each request sent through the balancer; validates every
     answer against the official schema of its revision. ``hosts`` records where each went."""
 
-    def __init__(self, balancer: Balancer, version: str = "2025-11-25", name: str = "scale") -> None:
+    def __init__(
+        self, balancer: Balancer, version: str = "2025-11-25", name: str = "scale", keepalive: bool = True
+    ) -> None:
+        """``keepalive=False``: a new connection per request (what a client that cannot tell a
+        silently dead connection from a slow one needs to fail over at once)."""
         self.balancer = balancer
         self.version = version
         self.name = name
         self.session: str | None = None
-        self.http = httpx.Client(timeout=httpx.Timeout(30, connect=3))
+        limits = httpx.Limits() if keepalive else httpx.Limits(max_keepalive_connections=0)
+        self.http = httpx.Client(timeout=httpx.Timeout(30, connect=3), limits=limits)
         self.next_id = 0
         self.hosts: list[str] = []
 
@@ -511,8 +516,13 @@ class Listener:
     """A notification stream on one web host, read in a thread: a legacy GET stream of a session
     or a 2026-07-28 ``subscriptions/listen``. Keeps each message with its arrival (wall) time."""
 
-    def __init__(self, web: WebHost, *, session: str | None = None, version: str = MODERN) -> None:
+    def __init__(
+        self, web: WebHost, *, session: str | None = None, version: str = MODERN, read_timeout: float = 60
+    ) -> None:
+        """``read_timeout``: how long a silent stream is trusted (the server sends keep-alives every
+        MCP_SSE_KEEPALIVE_SECONDS, so a short one finds a dead connection as a client would)."""
         self.web = web
+        self.read_timeout = read_timeout
         self.version = version if session is not None else MODERN
         self.messages: list[tuple[float, dict[str, Any]]] = []
         self.status = 0
@@ -541,7 +551,7 @@ class Listener:
     def _run(self, url: str, method: str, headers: dict[str, str], body: Any) -> None:
         try:
             with (
-                httpx.Client(timeout=httpx.Timeout(10, read=60)) as client,
+                httpx.Client(timeout=httpx.Timeout(10, read=self.read_timeout)) as client,
                 client.stream(method, url, headers=headers, json=body) as response,
             ):
                 self.status = response.status_code
