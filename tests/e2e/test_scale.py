@@ -72,7 +72,14 @@ def _rng(step: int) -> random.Random:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def node_bin() -> Path:
+    return nodejs.node()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, node_bin: Path) -> Iterator[Cluster]:
+    """The hosts, started once for the module. ``node_bin`` first: `npm ci` (if the packages are
+    missing) must run before this thread moves into the client namespace, which has no way out."""
     reason = netns.available()
     if reason:
         if services.IN_CI:
@@ -82,6 +89,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         say("setup", f"removed {name}, left by an earlier run that was killed")
     tmp = tmp_path_factory.mktemp("scale")
     started = time.monotonic()
+    own_namespace = os.stat("/proc/thread-self/ns/net").st_ino
     with contextlib.ExitStack() as stack:
         # SIGTERM (a CI time limit, `kill`) ends the run like Ctrl-C, so the teardown below runs.
         previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -150,6 +158,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             f"seed {SEED}; up in {time.monotonic() - started:.1f} s",
         )
         yield cluster
+    assert os.stat("/proc/thread-self/ns/net").st_ino == own_namespace  # the thread is back home
     leftovers = topology.leftovers()
     assert leftovers == [], leftovers
     say("teardown", "every process stopped, namespaces, veths and the bridge removed")
@@ -164,11 +173,6 @@ def _stop_hosts(cluster: Cluster) -> None:
         cluster.kill_web(name)
     for name in cluster.workers:
         cluster.kill_worker(name)
-
-
-@pytest.fixture(scope="module")
-def node_bin() -> Path:
-    return nodejs.node()
 
 
 def _access_summary(cluster: Cluster, since: dict[str, int]) -> tuple[dict[str, int], set[str]]:
