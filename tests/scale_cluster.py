@@ -500,16 +500,20 @@ class McpClient:
     def call(self, tool: str, arguments: dict[str, Any], **kw: Any) -> dict[str, Any]:
         return self.post("tools/call", {"name": tool, "arguments": arguments}, **kw)
 
-    def names(self) -> list[str]:
-        names: list[str] = []
+    def tools(self) -> list[dict[str, Any]]:
+        """Every page of tools/list (each page from a host of its own)."""
+        tools: list[dict[str, Any]] = []
         cursor = None
         for _ in range(50):
             page = self.post("tools/list", {"cursor": cursor} if cursor else {})["result"]
-            names += [t["name"] for t in page["tools"]]
+            tools += page["tools"]
             cursor = page.get("nextCursor")
             if not cursor:
-                return names
+                return tools
         raise AssertionError("more than 50 pages")
+
+    def names(self) -> list[str]:
+        return [t["name"] for t in self.tools()]
 
 
 class Listener:

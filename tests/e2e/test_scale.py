@@ -425,9 +425,9 @@ def test_2_admin_edit_on_host_a_reaches_listeners_on_host_b(cluster: Cluster, no
     assert outcome.get("ok") is True, outcome
     assert outcome["outcome"] == "changed"
     assert "echo" in outcome["changes"][0]["tools"]
-    listed = client.post("tools/list", {})
+    listed = client.tools()
     client.close()
-    assert any(t["description"] == description for t in listed["result"]["tools"] if t["name"] == "echo")
+    assert [t["description"] for t in listed if t["name"] == "echo"] == [description]
     say(
         "2 list_changed",
         f"[{notifier}] admin edit of echo committed on host a; notifications/tools/list_changed on host b's "
