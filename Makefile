@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTHON ?= python3
 
-.PHONY: install browser run test test-sqlite test-postgres lint bench soak clean
+.PHONY: install browser run test test-sqlite test-postgres lint bench soak scale-test clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,9 @@ bench: install
 
 soak: install  # 10 minutes of mixed traffic against one server (the suite runs 60 s of it)
 	MCP_SOAK_SECONDS=$${MCP_SOAK_SECONDS:-600} $(PY) -m pytest tests/e2e/test_soak.py -q -s -p no:cacheprovider --timeout=1200
+
+scale-test: install  # several hosts as network namespaces (needs root and iproute2); see README "Several hosts"
+	$(PY) -m pytest tests/e2e/test_scale.py -v -s -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache tests/e2e/js/node_modules
