@@ -20,6 +20,8 @@ run: install
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py load_demo_tools
 	$(PY) manage.py demo_superuser
+	$(PY) manage.py seed_library  # the demo library: 10,000 books (bulk_create; idempotent)
+	$(PY) manage.py mcp_sync_toolsets  # its model toolsets as tool rows (idempotent)
 	@echo "MCP endpoint: http://$(HOST):$(PORT)/mcp   admin: http://$(HOST):$(PORT)/admin/"
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m project.run
 
@@ -45,6 +47,7 @@ bench: install
 	$(PY) bench/run.py
 	$(PY) bench/tasks.py
 	$(PY) bench/listeners.py
+	$(PY) bench/models.py
 
 soak: install  # 10 minutes of mixed traffic against one server (the suite runs 60 s of it)
 	MCP_SOAK_SECONDS=$${MCP_SOAK_SECONDS:-600} $(PY) -m pytest tests/e2e/test_soak.py -q -s -p no:cacheprovider --timeout=1200

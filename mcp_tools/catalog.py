@@ -4,6 +4,12 @@ A process keeps the catalog of the newest version it has seen. Reading the versi
 query per request; the tool rows are loaded once per version, validators are compiled once
 per tool version, and each ``tools/list`` page is serialised once per (catalog version,
 revision, scope set, position).
+
+Who sees a tool depends on the principal's scopes (``BaseAuthBackend.can_see``) and, for tools
+whose handler kind requires Django permissions (contrib.drf model tools), on the permissions
+the principal's user holds among those the catalog's tools require. Views and pages are cached
+per (scope set, held permissions): two users with the same scopes and the same relevant
+permissions share them, and a permission change is seen on the user's next request.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import hashlib
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -22,8 +29,11 @@ from jsonschema.protocols import Validator
 from .protocol.headers import ParamHeader, SchemaHeaderError, extract_param_headers
 from .protocol.shaping import ToolSpec, shape_tool
 from .protocol.versions import Revision
+from .registry import registry
 from .schemas import compile_validator
 from .types import Principal
+
+logger = logging.getLogger("mcp_tools")
 
 _PAGE_CACHE_SIZE = 4096
 
@@ -39,12 +49,19 @@ class CompiledTool:
     param_headers: tuple[ParamHeader, ...]
     rate_limit: str = ""
     sensitive_arguments: frozenset[str] = frozenset()
+    required_permissions: frozenset[str] = frozenset()
     _input_validator: Validator | None = field(default=None, repr=False)
     _output_validator: Validator | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def permitted(self, principal: Principal) -> bool:
+        """Whether the principal's user holds the permissions the tool's kind requires."""
+        if not self.required_permissions:
+            return True
+        return principal.permissions is not None and self.required_permissions <= principal.permissions
 
     @property
     def input_validator(self) -> Validator:
@@ -119,6 +136,8 @@ class Catalog:
         self.tools = sorted(tools, key=lambda t: t.name)
         self.names = [t.name for t in self.tools]
         self.by_name = {t.name: t for t in self.tools}
+        # Every permission some tool requires: a principal's held subset keys the cached views.
+        self.permission_names: frozenset[str] = frozenset().union(*(t.required_permissions for t in self.tools))
         self._views: dict[str, _View] = {}
         self._pages: OrderedDict[tuple[Any, ...], tuple[bytes, str | None]] = OrderedDict()
         self._lock = threading.Lock()
@@ -137,12 +156,33 @@ class Catalog:
         scopes = self.scopes.expand(principal.granted)
         return principal if scopes == principal.scopes else dataclasses.replace(principal, scopes=scopes)
 
+    def entitled(self, principal: Principal) -> Principal:
+        """``scoped(principal)`` with the user's permissions loaded when some tool requires any.
+
+        Reads the database (``user.has_perm``: none for a superuser, two queries otherwise),
+        so it runs in request threads, never on the event loop; listeners keep what was
+        loaded when their stream opened.
+        """
+        principal = self.scoped(principal)
+        if not self.permission_names or principal.permissions is not None:
+            return principal
+        return dataclasses.replace(principal, permissions=user_permissions(principal.user, self.permission_names))
+
+    def _key(self, principal: Principal) -> str:
+        """What visibility depends on: the scope set, and the relevant permissions held."""
+        if not self.permission_names:
+            return principal.scope_key
+        held = (principal.permissions or frozenset()) & self.permission_names
+        return principal.scope_key + "\0" + " ".join(sorted(held))
+
     def _view(self, principal: Principal, visible: VisibilityCheck) -> _View:
         """What one scope set sees, computed once per catalog version."""
-        key = principal.scope_key
+        key = self._key(principal)
         found = self._views.get(key)
         if found is None:
-            found = _View([i for i, tool in enumerate(self.tools) if visible(tool, principal)])
+            found = _View(
+                [i for i, tool in enumerate(self.tools) if tool.permitted(principal) and visible(tool, principal)]
+            )
             with self._lock:
                 if len(self._views) > 1024:
                     self._views.clear()
@@ -180,7 +220,7 @@ class Catalog:
         tasks_enabled: bool,
     ) -> bytes:
         """The serialised result of one page; ``render`` frames tools and the next position."""
-        key = (rev.version, principal.scope_key, after, page_size, tasks_enabled)
+        key = (rev.version, self._key(principal), after, page_size, tasks_enabled)
         cached = self._pages.get(key)
         if cached is not None:
             return cached[0]
@@ -233,7 +273,27 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         param_headers=headers,
         rate_limit=row.get("rate_limit") or "",
         sensitive_arguments=_sensitive(row),
+        required_permissions=_permissions(row),
     )
+
+
+def _permissions(row: dict[str, Any]) -> frozenset[str]:
+    kind = registry.get(row["handler_key"])
+    if kind is None:
+        return frozenset()  # the call answers "not available"; nothing to hide behind
+    try:
+        return kind.required_permissions(row["handler_config"] or {})
+    except Exception:
+        # A kind that cannot say what its tool needs hides it from every user but superusers.
+        logger.exception("Tool %r: its handler kind could not name its permissions", row["name"])
+        return frozenset({f"{kind.key}:unavailable"})
+
+
+def user_permissions(user: Any, names: frozenset[str]) -> frozenset[str]:
+    """The permissions among ``names`` that ``user`` holds (``has_perm``, so every backend)."""
+    if user is None or not getattr(user, "is_active", False):
+        return frozenset()
+    return frozenset(name for name in sorted(names) if user.has_perm(name))
 
 
 def _sensitive(row: dict[str, Any]) -> frozenset[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -13,6 +13,10 @@ from jsonschema.exceptions import SchemaError
 from .types import ToolContext
 
 HandlerFunc = Callable[[ToolContext], Any]
+SchemasHook = Callable[[Any], tuple[dict[str, Any], dict[str, Any] | None]]
+"""A kind's config -> (input schema, output schema or None) of the tools bound to it."""
+PermissionsHook = Callable[[Any], Iterable[str]]
+"""A kind's config -> the Django permissions ("app_label.codename") a user needs to see its tools."""
 F = TypeVar("F", bound=HandlerFunc)
 
 _KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
@@ -27,6 +31,22 @@ class HandlerKind:
     config_schema: dict[str, Any] | None = None
     label: str = ""
     description: str = ""
+    # Optional hooks for kinds whose tools are derived from their config (contrib.drf): the
+    # schemas a row gets when it is cleaned, and the user permissions that hide it from
+    # tools/list (the catalog evaluates them once per tool version).
+    schemas: SchemasHook | None = None
+    permissions: PermissionsHook | None = None
+
+    def derived_schemas(self, config: Any) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+        """(input, output) schemas for a row with ``config``, or None when the row states its own.
+
+        Raises ValueError when the config names something that does not exist.
+        """
+        return None if self.schemas is None else self.schemas(config)
+
+    def required_permissions(self, config: Any) -> frozenset[str]:
+        """The permissions a user needs to see and call a tool with ``config`` (empty: none)."""
+        return frozenset() if self.permissions is None else frozenset(self.permissions(config))
 
     def config_errors(self, config: Any) -> list[str]:
         """Messages for a Tool's handler config that does not fit this kind (empty if it fits)."""
@@ -81,17 +101,31 @@ def handler(
     config_schema: dict[str, Any] | None = None,
     label: str = "",
     description: str = "",
+    schemas: SchemasHook | None = None,
+    permissions: PermissionsHook | None = None,
 ) -> Callable[[F], F]:
     """Register a handler kind under ``key``; put it in ``<app>/mcp_handlers.py``.
 
     The function takes a :class:`~mcp_tools.ToolContext` and returns a ``str``, a list of
     content blocks, a :class:`~mcp_tools.ToolResult`, or any other JSON value (which becomes
     ``structuredContent``). Raise :class:`~mcp_tools.ToolError` for a failure the model
-    should read.
+    should read. ``schemas(config)`` (optional) derives the input and output schemas of the
+    rows bound to the kind when they are cleaned; ``permissions(config)`` (optional) names the
+    Django permissions a caller's user needs to see them (hidden from tools/list otherwise).
     """
 
     def decorator(func: F) -> F:
-        registry.register(HandlerKind(key, func, config_schema, label, description or (func.__doc__ or "").strip()))
+        registry.register(
+            HandlerKind(
+                key,
+                func,
+                config_schema,
+                label,
+                description or (func.__doc__ or "").strip(),
+                schemas=schemas,
+                permissions=permissions,
+            )
+        )
         return func
 
     return decorator

@@ -31,7 +31,8 @@ class Principal:
 
     ``scopes`` is ``None`` when the backend does not restrict by scope. OAuth backends set
     only ``granted``; ``Catalog.scoped`` expands it into ``scopes`` with the implications of
-    the catalog version the request uses.
+    the catalog version the request uses. ``permissions`` is filled the same way, by
+    ``Catalog.entitled``, for tools whose handler kind requires user permissions.
     """
 
     key: str
@@ -40,6 +41,9 @@ class Principal:
     scopes: frozenset[str] | None = None
     # The scopes as granted, before implied ones were added (OAuth backends; for step-up).
     granted: frozenset[str] | None = None
+    # The Django permissions ("app_label.codename") the user holds among those the catalog's
+    # tools require; None until ``Catalog.entitled`` loads them (tools needing any are hidden).
+    permissions: frozenset[str] | None = None
 
     @property
     def scope_key(self) -> str:

@@ -30,7 +30,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "oauth2_provider",
     "mcp_tools",
+    "mcp_tools.contrib.drf",  # ORM models as tools (README "ORM models as tools")
     "project.demo",
+    "project.library",  # the demo models exposed as tools
 ]
 
 MIDDLEWARE = [

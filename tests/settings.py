@@ -6,6 +6,8 @@ os.environ.setdefault("MCP_DATABASE", os.environ.get("MCP_TEST_DB", "sqlite"))
 
 from project.settings import *  # noqa: F403
 
+# A test app for contrib.drf: a model with every standard field type, and its toolsets.
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.drfapp"]  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     DATABASES["default"] = {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}  # noqa: F405

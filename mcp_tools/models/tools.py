@@ -203,6 +203,23 @@ class Tool(models.Model):
 
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
+        kind = registry.get(self.handler_key)
+        if not self.handler_key:
+            pass  # "This field cannot be blank" says it already
+        elif kind is None:
+            errors.setdefault("handler_key", []).append(f"No handler is registered under {self.handler_key!r}.")
+        else:
+            for message in kind.config_errors(self.handler_config):
+                errors.setdefault("handler_config", []).append(message)
+            if "handler_config" not in errors:
+                # A kind that derives its tools' schemas from the config (contrib.drf) sets them.
+                try:
+                    derived = kind.derived_schemas(self.handler_config)
+                except ValueError as exc:
+                    errors.setdefault("handler_config", []).append(str(exc))
+                else:
+                    if derived is not None:
+                        self.input_schema, self.output_schema = derived
         # Every problem of a schema, each with its path, so one save shows them all.
         for field, problems in (("input_schema", input_schema_problems), ("output_schema", output_schema_problems)):
             value = getattr(self, field)
@@ -217,14 +234,6 @@ class Tool(models.Model):
             isinstance(n, str) for n in self.sensitive_arguments
         ):
             errors.setdefault("sensitive_arguments", []).append("A list of argument names (strings).")
-        kind = registry.get(self.handler_key)
-        if not self.handler_key:
-            pass  # "This field cannot be blank" says it already
-        elif kind is None:
-            errors.setdefault("handler_key", []).append(f"No handler is registered under {self.handler_key!r}.")
-        else:
-            for message in kind.config_errors(self.handler_config):
-                errors.setdefault("handler_config", []).append(message)
         errors = {field: messages for field, messages in errors.items() if messages}
         if errors:
             raise ValidationError(errors)

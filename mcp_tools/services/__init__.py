@@ -8,7 +8,7 @@ rows), ``identity`` (serverInfo, capabilities), ``exchange`` (the request being 
 
 from .dispatch import handle_request
 from .exchange import Exchange
-from .identity import capabilities, list_changed_supported, modern_meta, server_info, tools_fingerprint
+from .identity import capabilities, entitled, list_changed_supported, modern_meta, server_info, tools_fingerprint
 from .inputs import accept_answer
 from .sessions import (
     Session,
@@ -34,6 +34,7 @@ __all__ = [
     "claim_get_stream",
     "create_session",
     "end_session",
+    "entitled",
     "handle_request",
     "list_changed_supported",
     "load_session",

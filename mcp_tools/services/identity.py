@@ -55,7 +55,13 @@ def capabilities(rev: Revision, asgi: bool) -> dict[str, Any]:
 def tools_fingerprint(principal: Principal) -> tuple[str, int]:
     """What ``principal`` sees now, as (fingerprint, catalog version)."""
     catalog = get_catalog()
-    return catalog.fingerprint(catalog.scoped(principal), get_auth_backend().can_see), catalog.version
+    return catalog.fingerprint(catalog.entitled(principal), get_auth_backend().can_see), catalog.version
+
+
+def entitled(principal: Principal) -> Principal:
+    """``principal`` with its scopes expanded and its user's permissions loaded (see
+    ``Catalog.entitled``): what a listener keeps, since it cannot read the database later."""
+    return get_catalog().entitled(principal)
 
 
 def modern_meta() -> dict[str, Any]:

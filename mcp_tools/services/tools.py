@@ -56,7 +56,7 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
     catalog = get_catalog()
     body = catalog.page(
         rev,
-        catalog.scoped(ex.principal),
+        catalog.entitled(ex.principal),
         backend.can_see,
         after,
         mcp_settings.PAGE_SIZE,
@@ -71,6 +71,8 @@ def find_tool(name: Any, principal: Principal, catalog: Catalog) -> CompiledTool
         raise e.invalid_params("tools/call needs params.name (a string)")
     backend = get_auth_backend()
     tool = catalog.get(name)
+    if tool is not None and not tool.permitted(principal):
+        tool = None  # a Django permission the user lacks: no scope would help
     if tool is not None and not backend.can_see(tool, principal):
         # A-5 step-up: a tool the user could be granted gets 403 insufficient_scope.
         failure = backend.step_up(tool, principal)
@@ -87,7 +89,7 @@ def authorize_batch(requests: list[Request], principal: Principal) -> None:
     """Raise the step-up ``AuthFailure`` of the first ``tools/call`` in ``requests`` the
     principal may not make, before any of them runs; other problems are answered per item."""
     catalog = get_catalog()
-    scoped = catalog.scoped(principal)
+    scoped = catalog.entitled(principal)
     for req in requests:
         if req.method == "tools/call":
             try:
@@ -141,7 +143,7 @@ def call_tool(req: Request, ex: Exchange) -> bytes | None:
 def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | None:
     params = req.params
     catalog = get_catalog()
-    ex.principal = catalog.scoped(ex.principal)  # handlers and tasks get the expanded scopes
+    ex.principal = catalog.entitled(ex.principal)  # handlers and tasks get the expanded scopes
     tool = find_tool(params.get("name"), ex.principal, catalog)
     note["tool"] = tool
     arguments = params.get("arguments")

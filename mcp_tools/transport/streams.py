@@ -50,6 +50,7 @@ def serve_listen(message: Request, ex: Exchange) -> Reply:
     principal = ex.principal
     listener = None
     if honoured:
+        principal = services.entitled(principal)  # loaded here: the listener reads no rows
         if not acquire_stream_slot(principal):
             return _too_many_streams()
         listener = Listener(principal, *services.tools_fingerprint(principal))
@@ -128,6 +129,7 @@ async def serve_get(request: HttpRequest) -> Reply:
             return session, None, False
         if not acquire_stream_slot(principal):
             return _too_many_streams()
+        principal = services.entitled(principal)  # loaded here: the listener reads no rows
         fingerprint, version = services.tools_fingerprint(principal)
         # A change the client missed while it had no stream open is sent at once.
         missed = services.open_get_stream(session, fingerprint, token)

@@ -1,0 +1,1 @@
+"""Integrations with optional libraries; the core (everything outside ``contrib``) never imports them."""

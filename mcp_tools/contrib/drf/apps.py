@@ -1,0 +1,17 @@
+"""App config of the DRF integration: add ``"mcp_tools.contrib.drf"`` to ``INSTALLED_APPS``."""
+
+from django.apps import AppConfig
+
+
+class McpToolsDrfConfig(AppConfig):
+    name = "mcp_tools.contrib.drf"
+    label = "mcp_tools_drf"
+    default_auto_field = "django.db.models.BigAutoField"
+    verbose_name = "MCP tools: models as tools (DRF)"
+
+    def ready(self) -> None:
+        from . import checks, handlers, receivers
+
+        handlers.register_kinds()  # the built-in handler kinds model tool rows are bound to
+        receivers.connect()  # toolsets defined in the admin write their rows when saved
+        checks.register()

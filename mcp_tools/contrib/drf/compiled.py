@@ -1,0 +1,315 @@
+"""What a toolset compiles to, once per process: its serializer (fields built once), the query
+plan that keeps a page at a constant number of queries, and the schemas of each operation."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
+from django.db.models import Prefetch
+from rest_framework import relations, serializers
+
+from . import schemas as s
+from .serializers import build_serializer_class
+from .site import get_toolset
+from .toolsets import ModelToolset, stored
+
+
+def freeze(cls: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """A subclass whose fields are introspected once: each instance deep-copies them (as DRF
+    does with declared fields) instead of reading the model again."""
+    template = cls().get_fields()
+
+    def get_fields(self: Any) -> Any:
+        return copy.deepcopy(template)
+
+    return type(cls.__name__, (cls,), {"get_fields": get_fields, "__module__": cls.__module__})
+
+
+@dataclass
+class Compiled:
+    toolset: ModelToolset
+    serializer_class: type[serializers.Serializer]
+    select_related: list[str]
+    prefetch_related: list[Any]
+    fields: dict[str, serializers.Field]  # the readable fields by name (representing values)
+    schemas: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
+
+
+def _plan(serializer: serializers.Serializer) -> tuple[list[str], list[Any]]:
+    """select_related / prefetch_related for what the serializer reads, so a page costs the
+    same number of queries whatever its size: ids of a foreign key need no join (DRF reads
+    ``<fk>_id``), a to-many field is one prefetch query per page, a related object a join."""
+    model = serializer.Meta.model
+    select: list[str] = []
+    prefetch: list[Any] = []
+    for f in s.readable_fields(serializer):
+        source = f.source
+        if source == "*" or not source:
+            continue
+        head = source.split(".")[0]
+        try:
+            model_field = model._meta.get_field(head)
+        except FieldDoesNotExist:
+            continue  # a property or method: nothing to join
+        if not model_field.is_relation:
+            continue
+        many = model_field.many_to_many or model_field.one_to_many
+        if isinstance(f, relations.ManyRelatedField) and isinstance(f.child_relation, relations.PrimaryKeyRelatedField):
+            related = model_field.related_model
+            prefetch.append(Prefetch(head, queryset=related._default_manager.only("pk")))
+        elif many:
+            prefetch.append(head)
+        elif isinstance(f, relations.PrimaryKeyRelatedField) and "." not in source:
+            continue  # the id is on the row
+        else:
+            select.append(head)
+    return sorted(set(select)), prefetch
+
+
+def compile_toolset(toolset: ModelToolset) -> Compiled:
+    cls = freeze(build_serializer_class(toolset))
+    serializer = cls()
+    select, prefetch = _plan(serializer)
+    compiled = Compiled(
+        toolset=toolset,
+        serializer_class=cls,
+        select_related=select,
+        prefetch_related=prefetch,
+        fields={f.field_name: f for f in s.readable_fields(serializer)},
+    )
+    for operation in toolset.operations:
+        compiled.schemas[operation] = _operation_schemas(toolset, serializer, operation)
+    return compiled
+
+
+_compiled: dict[str, Compiled] = {}
+_lock = threading.Lock()
+
+
+def compiled_for(key: Any, revision: Any = None) -> Compiled:
+    """The compiled toolset registered as ``key`` (ValueError when there is none)."""
+    toolset = get_toolset(key, revision)
+    found = _compiled.get(toolset.key)
+    if found is None or found.toolset is not toolset:
+        with _lock:
+            found = _compiled.get(toolset.key)
+            if found is None or found.toolset is not toolset:
+                found = _compiled[toolset.key] = compile_toolset(toolset)
+    return found
+
+
+# --------------------------------------------------------------------------- schemas per operation
+
+
+def _lookup_schema(toolset: ModelToolset, serializer: serializers.Serializer) -> dict[str, Any]:
+    name = toolset.lookup_argument
+    f = serializer.fields.get(name)
+    if f is not None and not f.write_only:
+        schema = s.value_schema(f, toolset.lookup, constraints=False)
+    else:
+        schema = s.model_field_schema(toolset.lookup)
+    return {**schema, "description": f"The {name} of the {toolset.opts.verbose_name}."}
+
+
+def _filter_schema(toolset: ModelToolset, serializer: serializers.Serializer) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for name, operators in toolset.filters.items():
+        f = serializer.fields[name]
+        model_field = toolset.model_field(name)
+        if isinstance(f, relations.ManyRelatedField):
+            f = f.child_relation
+        value = s.value_schema(f, model_field, constraints=True)
+        value.pop("minLength", None)
+        ops: dict[str, Any] = {}
+        for op in operators:
+            if op in ("exact", "lt", "lte", "gt", "gte"):
+                ops[op] = value
+            elif op == "in":
+                ops[op] = {"type": "array", "items": value, "minItems": 1, "maxItems": toolset.max_in}
+            elif op == "range":
+                ops[op] = {"type": "array", "prefixItems": [value, value], "items": False, "minItems": 2}
+            elif op == "isnull":
+                ops[op] = {"type": "boolean"}
+            else:
+                ops[op] = {"type": "string", "minLength": 1, "maxLength": toolset.max_search_length}
+        properties[name] = {
+            "type": "object",
+            "properties": ops,
+            "propertyNames": {"enum": list(operators)},
+            "minProperties": 1,
+        }
+    return {
+        "type": "object",
+        "description": (
+            "Conditions, all of which must hold: {field: {operator: value}}, e.g. "
+            '{"price": {"gte": "10", "lt": "20"}}. '
+            f"At most {toolset.max_filters} conditions; 'in' takes at most {toolset.max_in} values."
+        ),
+        "properties": properties,
+        "propertyNames": {"enum": list(properties)},
+        "maxProperties": toolset.max_filters,
+    }
+
+
+def _search_schema(toolset: ModelToolset) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "maxLength": toolset.max_search_length,
+        "description": f"Words that must all appear (any case) in one of: {', '.join(toolset.search_paths)}.",
+    }
+
+
+def _query_properties(toolset: ModelToolset, serializer: serializers.Serializer) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    if toolset.filters:
+        properties["filter"] = _filter_schema(toolset, serializer)
+    if toolset.search_paths:
+        properties["search"] = _search_schema(toolset)
+    return properties
+
+
+def _aggregate_value(toolset: ModelToolset, fields: dict[str, serializers.Field], function: str, name: str) -> Any:
+    model_field = stored(toolset.model_field(name))
+    if function in ("min", "max"):
+        return s.nullable(s.value_schema(fields[name], model_field, constraints=False))
+    if isinstance(model_field, models.DecimalField):
+        return s.nullable({"type": "string", "format": s.DECIMAL_FORMAT})
+    if function == "sum" and isinstance(model_field, models.IntegerField | models.AutoField):
+        return {"type": ["integer", "null"]}
+    return {"type": ["number", "null"]}
+
+
+def _operation_schemas(
+    toolset: ModelToolset,
+    serializer: serializers.Serializer,
+    operation: str,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    row = s.row_schema(toolset, serializer)
+    lookup = toolset.lookup_argument
+    lookup_schema = _lookup_schema(toolset, serializer)
+    plural = str(toolset.opts.verbose_name_plural)
+    if operation == "list":
+        properties = _query_properties(toolset, serializer)
+        if toolset.orderings:
+            names = [n for name in toolset.orderings for n in (name, f"-{name}")]
+            default = list(toolset.ordering) or ["pk"]
+            properties["order_by"] = {
+                "type": "array",
+                "items": {"enum": names},
+                "maxItems": toolset.max_ordering,
+                "uniqueItems": True,
+                "description": f"Sort keys, '-' for descending (default: {', '.join(default)}); ties by id.",
+            }
+        properties["limit"] = {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": toolset.max_page_size,
+            "default": toolset.page_size,
+            "description": "Rows per page.",
+        }
+        properties["cursor"] = {
+            "type": "string",
+            "maxLength": 4096,
+            "description": "next_cursor of the previous page, with the same filter, search and order_by.",
+        }
+        properties["include_total"] = {
+            "type": "boolean",
+            "default": False,
+            "description": "Also count every matching row (one more query).",
+        }
+        input_schema = {"type": "object", "properties": properties, "additionalProperties": False}
+        output = {
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": row},
+                "next_cursor": {
+                    "type": ["string", "null"],
+                    "description": "Pass it as cursor for the next page; null on the last page.",
+                },
+                "total": {"type": "integer", "minimum": 0, "description": f"Matching {plural} (include_total)."},
+            },
+            "required": ["items", "next_cursor"],
+            "additionalProperties": False,
+        }
+        return input_schema, output
+    if operation in ("get", "delete"):
+        input_schema = {
+            "type": "object",
+            "properties": {lookup: lookup_schema},
+            "required": [lookup],
+            "additionalProperties": False,
+        }
+        if operation == "get":
+            return input_schema, row
+        output = {
+            "type": "object",
+            "properties": {"deleted": {"const": True}, lookup: lookup_schema},
+            "required": ["deleted", lookup],
+            "additionalProperties": False,
+        }
+        return input_schema, output
+    if operation == "create":
+        return s.object_schema(serializer, output=False), row
+    if operation == "update":
+        data = s.object_schema(serializer, output=False)
+        data.pop("required", None)
+        data["minProperties"] = 1
+        data["description"] = "The fields to change; the others keep their values."
+        input_schema = {
+            "type": "object",
+            "properties": {lookup: lookup_schema, "data": data},
+            "required": [lookup, "data"],
+            "additionalProperties": False,
+        }
+        return input_schema, row
+    assert operation == "aggregate"
+    properties = _query_properties(toolset, serializer)
+    fields = {f.field_name: f for f in s.readable_fields(serializer)}
+    group_item: dict[str, Any] = {"count": {"type": "integer", "minimum": 0}}
+    for function in ("sum", "avg", "min", "max"):
+        names = [name for name, functions in toolset.aggregates.items() if function in functions]
+        if not names:
+            continue
+        properties[function] = {
+            "type": "array",
+            "items": {"enum": names},
+            "uniqueItems": True,
+            "description": f"Fields whose {function} to compute.",
+        }
+        for name in names:
+            group_item[f"{function}_{name}"] = _aggregate_value(toolset, fields, function, name)
+    if toolset.groups:
+        properties["group_by"] = {"enum": list(toolset.groups), "description": "One row per value of this field."}
+        group_values = [
+            s.value_schema(fields[name], toolset.model_field(name), constraints=False) for name in toolset.groups
+        ]
+        unique = [v for i, v in enumerate(group_values) if v not in group_values[:i]]
+        group_item["group"] = s.nullable(unique[0] if len(unique) == 1 else {"anyOf": unique})
+    input_schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    output = {
+        "type": "object",
+        "properties": {
+            "group_by": {"type": ["string", "null"]},
+            "groups": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": group_item,
+                    "required": ["count"],
+                    "additionalProperties": False,
+                },
+            },
+            "truncated": {
+                "type": "boolean",
+                "description": f"More than {toolset.max_groups} groups: the rest are left out.",
+            },
+        },
+        "required": ["group_by", "groups", "truncated"],
+        "additionalProperties": False,
+    }
+    return input_schema, output

@@ -1,0 +1,342 @@
+"""The handler kinds model tools are bound to: ``drf.list``, ``drf.get``, ``drf.create``,
+``drf.update``, ``drf.delete`` and ``drf.aggregate``; a row's config names its toolset.
+
+Every call runs as the caller's user (``ctx.principal.user``): it must hold the operation's
+permissions (Django's model permissions by default; the catalog hides the tool otherwise),
+it reaches only the rows of ``toolset.get_queryset(principal)``, and it runs in one
+transaction the database stops after ``toolset.query_timeout`` seconds. Refusals and invalid
+data are ``isError`` results that say what is allowed; writes go through the serializer and
+the model's own validation, and their field errors come back keyed by field.
+"""
+
+from __future__ import annotations
+
+import decimal
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django.db import IntegrityError, models, router
+from django.db.models.deletion import ProtectedError, RestrictedError
+from rest_framework import relations, serializers
+
+from ...exceptions import ToolError
+from ...registry import HandlerKind, registry
+from ...types import ToolContext, ToolResult, text
+from . import query as q
+from .compiled import Compiled, compiled_for
+from .site import get_toolset
+from .toolsets import OPERATIONS, ModelToolset, stored
+
+logger = logging.getLogger("mcp_tools")
+
+KIND_PREFIX = "drf."
+CONFIG_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "toolset": {"type": "string", "minLength": 1, "description": "app_label.Class, or admin.<name>"},
+        "revision": {"type": "integer", "minimum": 1, "description": "Of a toolset defined in the admin."},
+    },
+    "required": ["toolset"],
+    "additionalProperties": False,
+}
+
+
+def kind_key(operation: str) -> str:
+    return KIND_PREFIX + operation
+
+
+class FieldErrors(Exception):
+    """Invalid data for a write: ``detail`` maps each field to its messages."""
+
+    def __init__(self, detail: Any) -> None:
+        super().__init__("invalid data")
+        self.detail = detail
+
+
+# --------------------------------------------------------------------------- the call
+
+
+def run(operation: str, ctx: ToolContext) -> Any:
+    try:
+        compiled = compiled_for(ctx.config.get("toolset"), ctx.config.get("revision"))
+    except ValueError:
+        logger.error("Tool %r names toolset %r, which is not registered", ctx.tool_name, ctx.config.get("toolset"))
+        raise ToolError(f"Tool {ctx.tool_name!r} is not available right now.") from None
+    toolset = compiled.toolset
+    if operation not in toolset.operations:
+        raise ToolError(f"Tool {ctx.tool_name!r} is not available right now.")
+    _authorize(toolset, operation, ctx)
+    using = (
+        router.db_for_write(toolset.model)
+        if operation not in ("list", "get", "aggregate")
+        else router.db_for_read(toolset.model)
+    )
+    try:
+        with q.guarded(using, toolset.query_timeout):
+            return OPERATION_FUNCS[operation](compiled, ctx)
+    except FieldErrors as exc:
+        return _field_errors(toolset, operation, exc.detail)
+    except (ProtectedError, RestrictedError) as exc:
+        related = sorted({str(obj._meta.verbose_name_plural) for obj in exc.args[1]}) if len(exc.args) > 1 else []
+        referring = ", ".join(related) or "other rows"
+        raise ToolError(f"This {toolset.opts.verbose_name} cannot be deleted: {referring} refer to it.") from None
+    except IntegrityError:
+        raise ToolError(f"The {toolset.opts.verbose_name} conflicts with existing data; nothing was saved.") from None
+
+
+def _authorize(toolset: ModelToolset, operation: str, ctx: ToolContext) -> None:
+    """Checked again on every call (task workers do not pass through the catalog)."""
+    needed = toolset.get_required_permissions(operation)
+    if not needed:
+        return
+    user = ctx.principal.user
+    if user is None or not getattr(user, "is_active", False) or not user.has_perms(needed):
+        raise ToolError(f"You may not {operation} {toolset.opts.verbose_name_plural}.")
+
+
+def _field_errors(toolset: ModelToolset, operation: str, detail: Any) -> ToolResult:
+    errors = _plain(detail)
+    if not isinstance(errors, dict):
+        errors = {"non_field_errors": errors if isinstance(errors, list) else [errors]}
+    lines = [f"{name}: {' '.join(_flatten(messages))}" for name, messages in errors.items()]
+    message = f"Invalid data, nothing was saved ({operation} {toolset.opts.verbose_name}). " + "; ".join(lines)
+    return ToolResult(content=[text(message)], structured_content={"errors": errors}, is_error=True)
+
+
+def _plain(detail: Any) -> Any:
+    if isinstance(detail, Mapping):
+        return {str(k): _plain(v) for k, v in detail.items()}
+    if isinstance(detail, list | tuple):
+        return [_plain(v) for v in detail]
+    return str(detail)
+
+
+def _flatten(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [f"{k}: {m}" for k, v in value.items() for m in _flatten(v)]
+    if isinstance(value, list):
+        return [m for v in value for m in _flatten(v)]
+    return [str(value)]
+
+
+# --------------------------------------------------------------------------- operations
+
+
+def _rows(compiled: Compiled, principal: Any) -> models.QuerySet[Any]:
+    toolset = compiled.toolset
+    queryset = toolset.get_queryset(principal)
+    if compiled.select_related:
+        queryset = queryset.select_related(*compiled.select_related)
+    if compiled.prefetch_related:
+        queryset = queryset.prefetch_related(*compiled.prefetch_related)
+    return queryset
+
+
+def _represent(compiled: Compiled, instances: Any, *, many: bool = False) -> Any:
+    return q.jsonable(compiled.serializer_class(instances, many=many).data)
+
+
+def do_list(compiled: Compiled, ctx: ToolContext) -> dict[str, Any]:
+    toolset = compiled.toolset
+    args = ctx.arguments
+    queryset = q.apply_filters(toolset, toolset.get_queryset(ctx.principal), args.get("filter"))
+    queryset = q.apply_search(toolset, queryset, args.get("search"))
+    spec = q.ordering_spec(toolset, args.get("order_by"))
+    limit = args.get("limit", toolset.page_size)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= toolset.max_page_size:
+        raise ToolError(f"limit must be an integer from 1 to {toolset.max_page_size}")
+    digest = q.query_hash(args.get("filter"), args.get("search"), spec)
+    page = queryset
+    if args.get("cursor") is not None:
+        page = q.after(toolset, page, spec, q.decode_cursor(toolset, spec, args["cursor"], digest, ctx.principal))
+    page = page.order_by(*q.order_expressions(toolset, spec))
+    if compiled.select_related:
+        page = page.select_related(*compiled.select_related)
+    if compiled.prefetch_related:
+        page = page.prefetch_related(*compiled.prefetch_related)
+    rows = list(page[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    result: dict[str, Any] = {
+        "items": _represent(compiled, rows, many=True),
+        "next_cursor": q.encode_cursor(toolset, spec, rows[-1], digest, ctx.principal) if more else None,
+    }
+    if args.get("include_total"):
+        result["total"] = queryset.order_by().count()
+    return result
+
+
+def _find(compiled: Compiled, ctx: ToolContext, *, for_update: bool = False) -> models.Model:
+    toolset = compiled.toolset
+    name = toolset.lookup_argument
+    if name not in ctx.arguments:
+        raise ToolError(f"Name the {toolset.opts.verbose_name} with {name!r}.")
+    value = q.python_value(toolset.lookup, ctx.arguments[name], name)
+    queryset = _rows(compiled, ctx.principal)
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    found = queryset.filter(**{toolset.lookup.attname: value}).first()
+    if found is None:
+        # Rows outside get_queryset answer exactly like rows that do not exist.
+        raise ToolError(f"No {toolset.opts.verbose_name} with {name} {ctx.arguments[name]!r}.")
+    return found  # type: ignore[no-any-return]
+
+
+def do_get(compiled: Compiled, ctx: ToolContext) -> Any:
+    return _represent(compiled, _find(compiled, ctx))
+
+
+def _save(compiled: Compiled, serializer: Any, save: Callable[[], models.Model]) -> Any:
+    if not serializer.is_valid():
+        raise FieldErrors(serializer.errors)
+    try:
+        instance = save()
+    except serializers.ValidationError as exc:  # the model's own validation (full_clean)
+        raise FieldErrors(exc.detail) from None
+    # Read back what the database holds (generated columns, defaults, precision): one query,
+    # and one per to-many field. Not through get_queryset: the call just wrote this row.
+    manager = compiled.toolset.model._default_manager
+    saved = manager.filter(pk=instance.pk)
+    if compiled.select_related:
+        saved = saved.select_related(*compiled.select_related)
+    if compiled.prefetch_related:
+        saved = saved.prefetch_related(*compiled.prefetch_related)
+    return _represent(compiled, saved.get())
+
+
+def do_create(compiled: Compiled, ctx: ToolContext) -> Any:
+    context = {"principal": ctx.principal}
+    serializer = compiled.serializer_class(data=ctx.arguments, context=context)
+    return _save(compiled, serializer, lambda: compiled.toolset.perform_create(serializer, ctx.principal))
+
+
+def do_update(compiled: Compiled, ctx: ToolContext) -> Any:
+    instance = _find(compiled, ctx, for_update=True)
+    data = ctx.arguments.get("data")
+    if not isinstance(data, dict) or not data:
+        raise ToolError("data must be an object with the fields to change")
+    context = {"principal": ctx.principal}
+    serializer = compiled.serializer_class(instance, data=data, partial=True, context=context)
+    return _save(compiled, serializer, lambda: compiled.toolset.perform_update(serializer, ctx.principal))
+
+
+def do_delete(compiled: Compiled, ctx: ToolContext) -> dict[str, Any]:
+    toolset = compiled.toolset
+    instance = _find(compiled, ctx, for_update=True)
+    name = toolset.lookup_argument
+    value = q.jsonable(getattr(instance, toolset.lookup.attname))
+    toolset.perform_destroy(instance, ctx.principal)
+    return {"deleted": True, name: value}
+
+
+def do_aggregate(compiled: Compiled, ctx: ToolContext) -> dict[str, Any]:
+    toolset = compiled.toolset
+    args = ctx.arguments
+    metrics = q.requested_metrics(toolset, args)
+    queryset = q.apply_filters(toolset, toolset.get_queryset(ctx.principal), args.get("filter"))
+    queryset = q.apply_search(toolset, queryset, args.get("search"))
+    expressions = q.aggregate_expressions(metrics)
+    group_by = args.get("group_by")
+    if group_by is None:
+        totals = queryset.order_by().aggregate(**expressions)
+        return {"group_by": None, "groups": [_group(compiled, metrics, totals)], "truncated": False}
+    if group_by not in toolset.groups:
+        raise ToolError(
+            f"Grouping by {group_by!r} is not allowed; group_by takes: {', '.join(toolset.groups) or 'none'}."
+        )
+    column = toolset.model_field(group_by).attname
+    ordered = models.F(column).asc(nulls_last=True)
+    rows = list(queryset.values(column).annotate(**expressions).order_by(ordered)[: toolset.max_groups + 1])
+    truncated = len(rows) > toolset.max_groups
+    groups = []
+    for row in rows[: toolset.max_groups]:
+        item = {"group": _group_value(compiled, group_by, row[column])}
+        item.update(_group(compiled, metrics, row))
+        groups.append(item)
+    return {"group_by": group_by, "groups": groups, "truncated": truncated}
+
+
+def _group_value(compiled: Compiled, name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    field = compiled.fields[name]
+    if isinstance(field, relations.PrimaryKeyRelatedField):
+        return q.jsonable(value if field.pk_field is None else field.pk_field.to_representation(value))
+    return q.jsonable(field.to_representation(value))
+
+
+def _group(compiled: Compiled, metrics: list[tuple[str, str]], row: Mapping[str, Any]) -> dict[str, Any]:
+    toolset = compiled.toolset
+    out: dict[str, Any] = {"count": int(row["mcp_m_count"])}
+    for i, (function, name) in enumerate(metrics):
+        value = row[f"mcp_m{i}"]
+        model_field = stored(toolset.model_field(name))
+        if value is None:
+            out[q.metric_alias(function, name)] = None
+        elif function in ("min", "max"):
+            out[q.metric_alias(function, name)] = q.jsonable(compiled.fields[name].to_representation(value))
+        elif isinstance(model_field, models.DecimalField):
+            number = decimal.Decimal(str(value))
+            if function == "sum" and model_field.decimal_places is not None:  # as many places as the field
+                number = number.quantize(decimal.Decimal(1).scaleb(-model_field.decimal_places))
+            out[q.metric_alias(function, name)] = format(number, "f")
+        elif function == "sum" and isinstance(model_field, models.IntegerField | models.AutoField):
+            out[q.metric_alias(function, name)] = int(value)
+        else:
+            out[q.metric_alias(function, name)] = float(value)
+    return out
+
+
+OPERATION_FUNCS: dict[str, Callable[[Compiled, ToolContext], Any]] = {
+    "list": do_list,
+    "get": do_get,
+    "create": do_create,
+    "update": do_update,
+    "delete": do_delete,
+    "aggregate": do_aggregate,
+}
+
+
+# --------------------------------------------------------------------------- the kinds
+
+
+def _toolset_for(operation: str, config: Any) -> ModelToolset:
+    if not isinstance(config, dict):
+        raise ValueError("The handler config must be an object naming a toolset.")
+    toolset = get_toolset(config.get("toolset"), config.get("revision"))
+    if operation not in toolset.operations:
+        raise ValueError(f"Toolset {toolset.key!r} does not declare the {operation!r} operation.")
+    return toolset
+
+
+def _make(operation: str) -> HandlerKind:
+    def handle(ctx: ToolContext) -> Any:
+        return run(operation, ctx)
+
+    def derive(config: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        toolset = _toolset_for(operation, config)
+        return compiled_for(toolset.key, toolset.revision or None).schemas[operation]
+
+    def permissions(config: Any) -> list[str]:
+        return _toolset_for(operation, config).get_required_permissions(operation)
+
+    handle.__name__ = handle.__qualname__ = f"drf_{operation}"
+    return HandlerKind(
+        key=kind_key(operation),
+        func=handle,
+        config_schema=CONFIG_SCHEMA,
+        label=f"Model toolset: {operation}",
+        description=f"The {operation!r} operation of a model toolset (mcp_tools.contrib.drf).",
+        schemas=derive,
+        permissions=permissions,
+    )
+
+
+KINDS: dict[str, HandlerKind] = {operation: _make(operation) for operation in OPERATIONS}
+
+
+def register_kinds() -> None:
+    """Register the six kinds (idempotent; the app config calls it)."""
+    for kind in KINDS.values():
+        registry.register(kind)

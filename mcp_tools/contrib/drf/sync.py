@@ -1,0 +1,251 @@
+"""Tool rows from the registered toolsets, created or updated idempotently.
+
+A row is found by what it is bound to (handler kind and toolset), not by its name, so an
+admin may rename it. The code owns the binding, the schemas (derived by the kind when the row
+is cleaned), the annotations and a floor of required scopes; the name, title, description,
+enabled flag, rate limit and task support are written when the row is created and then left to
+the admin (``reset=True`` writes them again). Running it twice changes nothing the second time:
+a row is saved (and its version moved) only when something differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+
+from ...models import EDITABLE_FIELDS, Scope, Tool
+from .handlers import KIND_PREFIX, kind_key
+from .models import ToolsetDefinition
+from .site import all_toolsets, forget, remember
+from .toolsets import ModelToolset
+
+# (readOnly, destructive, idempotent) per operation; none of them reaches outside the database.
+HINTS: dict[str, tuple[bool, bool, bool]] = {
+    "list": (True, False, True),
+    "get": (True, False, True),
+    "aggregate": (True, False, True),
+    "create": (False, False, False),
+    "update": (False, False, True),
+    "delete": (False, True, True),
+}
+OWNED = ("handler_key", "handler_config", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
+ADMIN_EDITABLE = ("name", "title", "description", "annotation_title", "enabled", "rate_limit", "task_support")
+
+
+def title(toolset: ModelToolset, operation: str) -> str:
+    if operation in toolset.titles:
+        return toolset.titles[operation]
+    one, many = str(toolset.opts.verbose_name), str(toolset.opts.verbose_name_plural)
+    return {
+        "list": f"List {many}",
+        "get": f"Get a {one}",
+        "create": f"Create a {one}",
+        "update": f"Update a {one}",
+        "delete": f"Delete a {one}",
+        "aggregate": f"Aggregate {many}",
+    }[operation]
+
+
+def description(toolset: ModelToolset, operation: str) -> str:
+    if operation in toolset.descriptions:
+        return toolset.descriptions[operation]
+    one, many = str(toolset.opts.verbose_name), str(toolset.opts.verbose_name_plural)
+    by = toolset.lookup_argument
+    parts: list[str] = []
+    if operation == "list":
+        order = ", ".join(toolset.ordering) or by
+        size, most = toolset.page_size, toolset.max_page_size
+        parts.append(f"List the {many} you may see, {size} per page (limit up to {most}), by {order}.")
+        if toolset.filters:
+            parts.append(f"Filter on: {', '.join(toolset.filters)}.")
+        if toolset.search_paths:
+            parts.append(f"Search in: {', '.join(toolset.search_paths)}.")
+        if toolset.orderings:
+            parts.append(f"Order by: {', '.join(toolset.orderings)}.")
+        parts.append("Pass next_cursor back as cursor for the next page.")
+    elif operation == "get":
+        parts.append(f"Fetch one {one} by its {by}.")
+    elif operation == "create":
+        parts.append(f"Create a {one}. Invalid fields come back as errors keyed by field, and nothing is saved.")
+    elif operation == "update":
+        parts.append(f"Change some fields of one {one}, named by its {by}; the other fields keep their values.")
+    elif operation == "delete":
+        parts.append(f"Delete one {one}, named by its {by}. This cannot be undone.")
+    else:
+        metrics = ", ".join(f"{'/'.join(functions)} of {name}" for name, functions in toolset.aggregates.items())
+        parts.append(f"Count {many}{f' and compute {metrics}' if metrics else ''}, with the same filters as the list.")
+        if toolset.groups:
+            parts.append(f"Group by: {', '.join(toolset.groups)}.")
+    return " ".join(parts)
+
+
+def row_values(toolset: ModelToolset, operation: str) -> dict[str, Any]:
+    read_only, destructive, idempotent = HINTS[operation]
+    name_title = title(toolset, operation)
+    return {
+        "name": toolset.tool_name(operation),
+        "title": name_title,
+        "description": description(toolset, operation),
+        "annotation_title": name_title,
+        "enabled": True,
+        "rate_limit": toolset.rate_limit,
+        "task_support": toolset.task_support.get(operation, "forbidden"),
+        "handler_key": kind_key(operation),
+        "handler_config": {"toolset": toolset.key, **({"revision": toolset.revision} if toolset.revision else {})},
+        "read_only_hint": read_only,
+        "destructive_hint": destructive,
+        "idempotent_hint": idempotent,
+        "open_world_hint": False,
+    }
+
+
+@dataclass
+class Report:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return ", ".join(f"{len(v)} {k}" for k, v in vars(self).items())
+
+
+def _snapshot(tool: Tool) -> dict[str, Any]:
+    return {name: getattr(tool, name) for name in EDITABLE_FIELDS if name != "required_scopes"}
+
+
+def _existing(key: str | None = None) -> dict[tuple[str, Any], Tool]:
+    """The model tool rows by (handler kind, toolset key): all, or those of one toolset."""
+    rows = Tool.objects.filter(handler_key__startswith=KIND_PREFIX).prefetch_related("required_scopes")
+    found: dict[tuple[str, Any], Tool] = {}
+    for tool in rows:
+        config = tool.handler_config if isinstance(tool.handler_config, dict) else {}
+        if key is None or config.get("toolset") == key:
+            found[(tool.handler_key, config.get("toolset"))] = tool
+    return found
+
+
+def _sync_one(
+    toolset: ModelToolset,
+    existing: dict[tuple[str, Any], Tool],
+    report: Report,
+    scopes: dict[str, Scope],
+    reset: bool,
+    enable: bool = False,
+) -> None:
+    for operation in toolset.operations:
+        values = row_values(toolset, operation)
+        tool = existing.pop((values["handler_key"], toolset.key), None)
+        if tool is None:
+            tool = Tool(**values)
+            tool.full_clean()
+            tool.save()
+            report.created.append(tool.name)
+            changed = True
+        else:
+            before = _snapshot(tool)
+            for name in OWNED + (ADMIN_EDITABLE if reset else ()) + (("enabled",) if enable else ()):
+                setattr(tool, name, values[name])
+            tool.full_clean()  # the kind derives the schemas again
+            changed = _snapshot(tool) != before
+            if changed:
+                tool.save()
+        wanted = {_scope(scopes, name, toolset) for name in toolset.get_required_scopes(operation)}
+        held = set(tool.required_scopes.all())
+        if reset and held != wanted:
+            tool.required_scopes.set(wanted)
+            changed = True
+        elif not wanted <= held:
+            tool.required_scopes.add(*(wanted - held))  # the declared scopes are a floor
+            changed = True
+        if tool.name not in report.created:
+            (report.updated if changed else report.unchanged).append(tool.name)
+
+
+def _retire(leftovers: dict[tuple[str, Any], Tool], report: Report, prune: bool) -> None:
+    """Rows of operations or toolsets no longer declared: disabled, or deleted with ``prune``."""
+    for tool in leftovers.values():
+        if prune:
+            tool.delete()
+            report.deleted.append(tool.name)
+        elif tool.enabled:
+            tool.enabled = False
+            tool.save()
+            report.disabled.append(tool.name)
+
+
+def sync_toolsets(*, reset: bool = False, prune: bool = False) -> Report:
+    """Write the tool rows of every registered toolset and every enabled toolset defined in the
+    admin (one transaction; list_changed once)."""
+    report = Report()
+    with transaction.atomic():
+        existing = _existing()
+        scopes: dict[str, Scope] = {}
+        for toolset in all_toolsets():
+            _sync_one(toolset, existing, report, scopes, reset)
+        for definition in ToolsetDefinition.objects.filter(enabled=True):
+            try:
+                toolset = definition.as_toolset()
+            except ImproperlyConfigured as exc:  # e.g. its model or a field is gone: its rows retire
+                report.invalid.append(f"{definition.name}: {exc}")
+                continue
+            remember(toolset)
+            _sync_one(toolset, existing, report, scopes, reset)
+        _retire(existing, report, prune)
+    return report
+
+
+def sync_definition(definition: ToolsetDefinition) -> Report:
+    """Write the rows of one toolset defined in the admin (its save and delete call this)."""
+    report = Report()
+    with transaction.atomic():
+        existing = _existing(definition.key)
+        if definition.enabled and definition.pk is not None:
+            toolset = definition.as_toolset()
+            remember(toolset)
+            # The definition's enabled flag governs its rows (turning it back on enables them).
+            _sync_one(toolset, existing, report, {}, reset=False, enable=True)
+        else:
+            forget(definition.key)
+        _retire(existing, report, prune=definition.pk is None)
+    return report
+
+
+def _scope(cache: dict[str, Scope], name: str, toolset: ModelToolset) -> Scope:
+    if name not in cache:
+        cache[name], _ = Scope.objects.get_or_create(
+            name=name, defaults={"description": f"Model tools of {toolset.opts.verbose_name_plural}"}
+        )
+    return cache[name]
+
+
+def stale_rows() -> list[str]:
+    """Names of enabled model tools whose stored schemas differ from what their toolset derives
+    now, and toolset operations with no row (``mcp_sync_toolsets`` fixes both)."""
+    from .compiled import compiled_for
+
+    problems: list[str] = []
+    seen: set[tuple[str, Any]] = set()
+    for tool in Tool.objects.enabled().filter(handler_key__startswith=KIND_PREFIX):
+        config = tool.handler_config if isinstance(tool.handler_config, dict) else {}
+        operation = tool.handler_key[len(KIND_PREFIX) :]
+        seen.add((operation, config.get("toolset")))
+        try:
+            derived = compiled_for(config.get("toolset"), config.get("revision")).schemas.get(operation)
+        except ValueError:
+            problems.append(f"{tool.name} (toolset {config.get('toolset')!r} is not registered)")
+            continue
+        if derived is None:
+            problems.append(f"{tool.name} (operation {operation!r} is no longer declared)")
+        elif (tool.input_schema, tool.output_schema) != derived:
+            problems.append(f"{tool.name} (schemas out of date)")
+    for toolset in all_toolsets():
+        for operation in toolset.operations:
+            if (operation, toolset.key) not in seen:
+                problems.append(f"{toolset.tool_name(operation)} (no tool row yet)")
+    return problems

@@ -1,0 +1,159 @@
+"""ORM models as tools end to end: the official Python SDK client against a real server with
+OAuth, the demo library (project.library) seeded and its toolsets synced. Every JSON response
+the SDK receives is also validated against the negotiated revision's schema."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.mcp_client import check_message
+from tests.servers import LiveServer, run_server
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+BOOKS = 400  # alice owns 70%, bob 30% (project/library/seed.py)
+RESOURCE = "http://127.0.0.1/mcp"  # the audience is the setting, whatever port serves it
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, dict[str, str]]]:
+    tmp: Path = tmp_path_factory.mktemp("drf")
+    env = {"MCP_AUTH": "oauth", "MCP_RESOURCE_URL": RESOURCE, "MCP_RATE_LIMIT": "off"}
+    with run_server(tmp, extra_env=env) as server:
+        server.manage("seed_library", "--books", str(BOOKS))
+        server.manage("mcp_sync_toolsets")
+        tokens = {
+            name: server.manage("mcp_token", "--user", name, "--scopes", scopes).strip().splitlines()[-1]
+            for name, scopes in (("alice", "library:write"), ("bob", "library:read library:write"))
+        }
+        tokens["reader"] = server.manage("mcp_token", "--user", "alice", "--scopes", "library:read").splitlines()[-1]
+        yield server, tokens
+
+
+CHECKED: list[str] = []  # the methods whose responses were validated
+
+
+@asynccontextmanager
+async def _client(server: LiveServer, token: str) -> AsyncIterator[Any]:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def validate(response: Any) -> None:
+        if not response.headers.get("content-type", "").startswith("application/json"):
+            return
+        await response.aread()
+        request = json.loads(response.request.content or b"{}")
+        if response.status_code == 200 and isinstance(request, dict) and "id" in request:
+            check_message("2026-07-28", json.loads(response.content), request.get("method"))
+            CHECKED.append(request.get("method"))
+
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=httpx2.Timeout(30, read=60),
+        event_hooks={"response": [validate]},
+    )
+    async with http, Client(streamable_http_client(server.url, http_client=http), mode="2026-07-28") as client:  # type: ignore[arg-type]
+        yield client
+
+
+async def _ok(client: Any, name: str, arguments: dict[str, Any]) -> Any:
+    result = await client.call_tool(name, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def _refused(client: Any, name: str, arguments: dict[str, Any]) -> Any:
+    result = await client.call_tool(name, arguments)
+    assert result.is_error, result
+    return result
+
+
+async def test_library_tools_end_to_end(library: tuple[LiveServer, dict[str, str]]) -> None:
+    server, tokens = library
+    async with _client(server, tokens["alice"]) as alice:
+        tools = {tool.name: tool for tool in (await alice.list_tools()).tools}
+        assert {"list_book", "get_book", "create_book", "update_book", "delete_book", "aggregate_book"} <= set(tools)
+        assert tools["list_book"].annotations.read_only_hint is True
+        assert tools["delete_book"].annotations.destructive_hint is True
+        assert tools["list_book"].output_schema["properties"]["items"]["items"]["title"] == "Book"
+
+        # Filters, search and ordering.
+        page = await _ok(
+            alice,
+            "list_book",
+            {"filter": {"genre": {"in": ["poetry", "history"]}, "price": {"gte": "20"}}, "order_by": ["-price"]},
+        )
+        assert page["items"]
+        assert all(row["genre"] in ("poetry", "history") and float(row["price"]) >= 20 for row in page["items"])
+        prices = [float(row["price"]) for row in page["items"]]
+        assert prices == sorted(prices, reverse=True)
+        found = await _ok(alice, "list_book", {"search": "harbor", "limit": 100})
+        assert found["items"]
+        assert all("harbor" in (row["title"] + row["isbn"]).lower() for row in found["items"])
+
+        # Page through every row, inserting rows between pages: each existing row exactly once.
+        first = await _ok(alice, "list_book", {"order_by": ["price"], "limit": 50, "include_total": True})
+        total = first["total"]
+        assert total == round(BOOKS * 0.7)
+        seen = [row["id"] for row in first["items"]]
+        cursor = first["next_cursor"]
+        made: list[int] = []
+        while cursor:
+            created = await _ok(
+                alice,
+                "create_book",
+                {"title": f"Inserted {len(made)}", "isbn": f"99900000{len(made):05d}", "author": 1, "genre": "poetry"}
+                | {"price": ["0.50", "50.00", "99.99"][len(made) % 3], "pages": 10},
+            )
+            made.append(created["id"])
+            page = await _ok(alice, "list_book", {"order_by": ["price"], "limit": 50, "cursor": cursor})
+            seen += [row["id"] for row in page["items"]]
+            cursor = page["next_cursor"]
+        assert len(seen) == len(set(seen))
+        assert len(set(seen) - set(made)) == total
+
+        # Get, create (a validation error first), update, delete, aggregate.
+        book = await _ok(alice, "get_book", {"id": seen[0]})
+        assert book["id"] == seen[0]
+        future = (datetime.date.today() + datetime.timedelta(days=30)).isoformat()
+        draft = {"title": "New", "isbn": "9781234567897", "author": 2, "tags": [1, 2], "genre": "science"}
+        draft |= {"price": "12.50", "pages": 320, "published": future}
+        refused = await _refused(alice, "create_book", draft)
+        assert refused.structured_content == {"errors": {"published": ["A book cannot be published in the future."]}}
+        created = await _ok(alice, "create_book", draft | {"published": "2001-02-03"})
+        assert (created["published"], created["price"], sorted(created["tags"])) == ("2001-02-03", "12.50", [1, 2])
+        updated = await _ok(alice, "update_book", {"id": created["id"], "data": {"price": "9.99", "tags": []}})
+        assert (updated["price"], updated["tags"], updated["title"]) == ("9.99", [], "New")
+        assert await _ok(alice, "delete_book", {"id": created["id"]}) == {"deleted": True, "id": created["id"]}
+        gone = await _refused(alice, "get_book", {"id": created["id"]})
+        assert gone.content[0].text == f"No book with id {created['id']}."
+        stats = await _ok(alice, "aggregate_book", {"group_by": "genre", "avg": ["price"], "max": ["published"]})
+        assert sum(group["count"] for group in stats["groups"]) == total + len(made)
+        assert {group["group"] for group in stats["groups"]} == {"fiction", "science", "history", "poetry", "children"}
+
+        # Outside the allowlist: a clear isError naming what is allowed.
+        refused = await _refused(alice, "list_book", {"filter": {"owner": {"exact": 1}}})
+        assert "'owner' is not one of ['title', 'genre', 'published'" in refused.content[0].text
+
+    async with _client(server, tokens["bob"]) as bob:
+        bobs = await _ok(bob, "list_book", {"limit": 200, "include_total": True})
+        assert bobs["total"] == BOOKS - round(BOOKS * 0.7)
+        assert not {row["id"] for row in bobs["items"]} & set(seen)
+        other = await _refused(bob, "get_book", {"id": seen[0]})
+        assert other.content[0].text == f"No book with id {seen[0]}."
+        assert (await _refused(bob, "delete_book", {"id": seen[0]})).content[0].text == f"No book with id {seen[0]}."
+
+    async with _client(server, tokens["reader"]) as reader:  # library:read only: no write tools
+        names = {tool.name for tool in (await reader.list_tools()).tools}
+        assert {"list_book", "get_book", "aggregate_book", "list_author"} <= names
+        assert not {"create_book", "update_book", "delete_book"} & names
+    assert CHECKED.count("tools/call") > 20
+    assert "tools/list" in CHECKED
