@@ -17,7 +17,7 @@ from django.db import DatabaseError, connections
 from django.utils import timezone
 
 from .. import runner
-from ..asking import NoAsker
+from ..asking import TaskAsker, withdraw
 from ..cancel import CancelFlag
 from ..catalog import get_catalog
 from ..conf import mcp_settings
@@ -94,10 +94,13 @@ def execute(task_id: str, delivery: str | None = None) -> str:
     now = timezone.now()
     fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "heartbeat_at": now, "updated_at": now}
     if attempt > 1:
-        fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
+        # The lost attempt may have been waiting for an answer: this one starts over, working.
+        fields.update(status=wire.WORKING, status_message=f"Retrying after a worker stopped (attempt {attempt}).")
     live = (wire.WORKING, wire.INPUT_REQUIRED)
     if not McpTask.objects.filter(pk=task_id, status__in=live, attempts=task.attempts).update(**fields):
         return McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first() or "missing"
+    if attempt > 1:
+        withdraw(task_id)  # its questions go with it; the handler asks again from the start
     task.attempts = attempt
     beating = Heartbeat(task_id, attempt)
     beating.start()
@@ -196,16 +199,17 @@ def _run(task: McpTask) -> str:
     def log(level: str, data: Any, logger_name: str | None) -> None:
         logger.log(logging.INFO, "Task %s log (%s): %s", task.pk, level, str(data)[:500])
 
-    # A task cannot ask the client for input yet: ctx.can_elicit is False, ctx.elicit ends it clearly.
-    cannot_ask = NoAsker(f"Tool {tool.name!r} cannot ask the client for input while it runs as a task.")
-    match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled, cannot_ask):
+    # ctx.elicit / ctx.sample: the task waits in input_required for the client's answer (T11-11,
+    # TX-6/TX-7), as far as the client declared it can answer when it created the task.
+    capabilities = task.client_capabilities if isinstance(task.client_capabilities, dict) else {}
+    asker = TaskAsker(task.pk, task.attempts, task.principal_key, rev.version, capabilities, cancelled)
+    match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled, asker):
         case runner.Cancelled():
-            # The handler saw the cancellation; the row already says cancelled (T11-13).
-            return wire.CANCELLED
+            # The handler saw the cancellation (or a newer attempt took over); the row says so.
+            return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
         case runner.InputRequired():
-            # A task that asks needs the input_required round trip; until a task can carry
-            # one, the task fails with a message the client can read.
-            outcome = runner.error(f"Tool {tool.name!r} needs input, which a task cannot ask for yet.")
+            # Only a handler raising InputNeeded itself gets here: the task's asker waits instead.
+            outcome = runner.error(f"Tool {tool.name!r} needs input, which a task cannot ask for this way.")
         case runner.Complete(result):
             outcome = result
     stored = store_result(outcome)
