@@ -25,7 +25,7 @@ from ..models import McpTask
 from ..protocol import errors as e
 from ..protocol import tasks as wire
 from ..protocol import versions as v
-from ..types import Principal
+from ..types import Principal, ToolResult
 from .results import store_result
 
 logger = logging.getLogger("mcp_tools.tasks")
@@ -221,7 +221,7 @@ def _run(task: McpTask) -> str:
         return wire.FAILED
     failed = wire.failed_on_error(rev, outcome.is_error)
     status = wire.FAILED if failed else wire.COMPLETED
-    message = "The tool reported an error." if outcome.is_error else ""
+    message = _error_summary(outcome) if outcome.is_error else ""
     moved = McpTask.objects.move(
         task.pk, status, attempt=task.attempts, result=stored, status_message=message, finished_at=timezone.now()
     )
@@ -230,3 +230,12 @@ def _run(task: McpTask) -> str:
         return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
     logger.info("Task %s %s", task.pk, status)
     return status
+
+
+def _error_summary(result: ToolResult) -> str:
+    """The status message of a task whose result is an error: diagnostic, as T11-17 asks."""
+    texts = [b["text"] for b in result.content if isinstance(b, dict) and b.get("type") == "text"]
+    if not texts or not isinstance(texts[0], str) or not texts[0].strip():
+        return "The tool reported an error."
+    first = texts[0].strip()
+    return f"The tool reported an error: {first if len(first) <= 500 else first[:499] + '…'}"
