@@ -278,6 +278,29 @@ def test_a_plain_tasks_result_stays_json_while_the_task_works(mcp: Mcp, asking_t
     assert "still working" in final["error"]["message"]
 
 
+def test_a_json_only_tasks_result_sends_no_request_and_just_waits(
+    mcp: Mcp, asking_tools: list[Any], client_turns: list[Callable[[], None]]
+) -> None:
+    """T11-10: without Accept: text/event-stream there is no stream to ask on; the request stays pending."""
+    _legacy(mcp, {"elicitation": {}})
+    task_id = _create(mcp, "task_confirm")
+    seen: list[Any] = []
+
+    def client() -> None:
+        body = {"jsonrpc": "2.0", "id": 99, "method": "tasks/result", "params": {"taskId": task_id}}
+        response, messages = mcp.post(body, headers={"Accept": "application/json"}, method="tasks/result")
+        seen.extend([response["Content-Type"], messages])
+        pending = McpPendingInput.objects.get(task_id=task_id)
+        mcp.post({"jsonrpc": "2.0", "id": pending.pk, "result": YES})
+
+    client_turns.append(client)
+    assert execute(task_id) == "completed"
+    content_type, messages = seen
+    assert content_type == "application/json"
+    assert [m["error"]["code"] for m in messages] == [-32603]
+    assert "still input_required" in messages[0]["error"]["message"]
+
+
 # --------------------------------------------------------------------------- heartbeats and lost workers
 
 
