@@ -301,6 +301,56 @@ def test_a_json_only_tasks_result_sends_no_request_and_just_waits(
     assert "still input_required" in messages[0]["error"]["message"]
 
 
+def test_what_a_tasks_result_stream_sends_at_each_look(mcp: Mcp, asking_tools: list[Any]) -> None:
+    """T11-14: a status notification for each change the stream sees (none for a first look at a
+    working task); T11-11/T11-15: each request once per stream, with related-task _meta."""
+    import json
+    import time
+
+    from mcp_tools.tasking import ResultWatch, StillWorking
+    from mcp_tools.tasking.service import terminal_or_wait
+    from tests.mcp_client import check_message
+
+    _legacy(mcp, {"elicitation": {}})
+    task_id = _create(mcp, "task_confirm")
+    watch = ResultWatch()
+
+    def look() -> list[dict[str, Any]]:
+        with pytest.raises(StillWorking) as pending:
+            terminal_or_wait(McpTask.objects.get(pk=task_id), time.monotonic() + 60, watch)
+        messages = [json.loads(m) for m in pending.value.messages]
+        for message in messages:
+            check_message("2025-11-25", message)
+        return messages
+
+    assert look() == []  # working, first look: a plain tasks/result stays plain
+    McpTask.objects.filter(pk=task_id).update(status="input_required")
+    _waiting_request(task_id, "mcp-tools-one")
+    status, request = look()
+    assert (status["method"], status["params"]["status"]) == ("notifications/tasks/status", "input_required")
+    assert (request["id"], request["params"]["_meta"][RELATED]) == ("mcp-tools-one", {"taskId": task_id})
+    assert look() == []  # nothing new
+    _waiting_request(task_id, "mcp-tools-two")
+    assert [m["id"] for m in look()] == ["mcp-tools-two"]
+    McpTask.objects.filter(pk=task_id).update(status="working")
+    McpPendingInput.objects.all().delete()
+    (working,) = look()
+    assert (working["method"], working["params"]["status"]) == ("notifications/tasks/status", "working")
+    assert look() == []
+
+
+def _waiting_request(task_id: str, request_id: str) -> None:
+    McpPendingInput.objects.create(
+        id=request_id,
+        task_id=task_id,
+        key=f"elicit-{request_id}",
+        principal_key="anonymous",
+        method="elicitation/create",
+        params={"mode": "form", "message": "Export 3 files?", "requestedSchema": FORM},
+        expires_at=timezone.now() + timedelta(minutes=5),
+    )
+
+
 # --------------------------------------------------------------------------- heartbeats and lost workers
 
 
@@ -311,15 +361,7 @@ def _waiting_task(mcp: Mcp, beat_seconds_ago: float) -> tuple[str, str]:
     McpTask.objects.filter(pk=task_id).update(
         status="input_required", attempts=1, started_at=beat, heartbeat_at=beat, inputs_asked=1
     )
-    McpPendingInput.objects.create(
-        id="mcp-tools-lost",
-        task_id=task_id,
-        key="elicit-1",
-        principal_key="anonymous",
-        method="elicitation/create",
-        params={"mode": "form", "message": "Export 3 files?", "requestedSchema": FORM},
-        expires_at=timezone.now() + timedelta(minutes=5),
-    )
+    _waiting_request(task_id, "mcp-tools-lost")
     return task_id, McpTask.objects.get(pk=task_id).celery_id
 
 
