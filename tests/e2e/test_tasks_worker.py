@@ -411,6 +411,65 @@ async def test_python_sdk_answers_the_elicitation_of_a_task(stack: Stack, confir
         assert done.status == "completed"
 
 
+def test_tasks_result_stream_carries_the_request_the_status_changes_and_the_result(
+    stack: Stack, confirm_tool: str
+) -> None:
+    """T11-11, T11-14, T11-15 on the wire, with a real worker: one tasks/result stream sends
+    notifications/tasks/status (input_required), the request with related-task _meta, then
+    (after the response POST) the result; a status notification for the working spell between
+    them only when the stream looked during it (the handler ends at once here)."""
+    import httpx
+
+    client = Raw(stack.server.url)
+    client.post(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "e2e", "version": "1"},
+        },
+    )
+    created = client.post("tools/call", {"name": confirm_tool, "arguments": {}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    _poll(lambda: client.post("tasks/get", {"taskId": task_id})["result"], lambda s: s["status"] == "input_required")
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Mcp-Session-Id": str(client.session),
+        "MCP-Protocol-Version": client.version,
+    }
+    body = {"jsonrpc": "2.0", "id": 77, "method": "tasks/result", "params": {"taskId": task_id}}
+    received: list[dict[str, Any]] = []
+    with httpx.Client(timeout=30) as http, http.stream("POST", client.url, json=body, headers=headers) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for message in _sse_events(response):
+            check_message(client.version, message, "tasks/result" if message.get("id") == 77 else None)
+            received.append(message)
+            if message.get("method") == "elicitation/create":
+                answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}}
+                assert http.post(client.url, json=answer, headers=headers).status_code == 202
+    status, request, *between, final = received
+    assert status["method"] == "notifications/tasks/status"
+    assert status["params"]["status"] == "input_required"
+    assert request["method"] == "elicitation/create"
+    assert request["params"]["_meta"][RELATED] == {"taskId": task_id}
+    assert request["params"]["requestedSchema"] == CONFIRM_FORM
+    assert [(m["method"], m["params"]["status"]) for m in between] in ([], [("notifications/tasks/status", "working")])
+    assert final["id"] == 77
+    assert final["result"]["content"][0]["text"] == "Export: action=decline, content={}"
+    assert final["result"]["_meta"][RELATED] == {"taskId": task_id}
+
+
+def _sse_events(response: Any) -> Iterator[dict[str, Any]]:
+    data: list[str] = []
+    for line in response.iter_lines():
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip())
+        elif not line and data:
+            yield json.loads("\n".join(data))
+            data = []
+
+
 def test_modern_task_that_asks_is_answered_with_tasks_update(stack: Stack, confirm_tool: str) -> None:
     """TX-6, TX-7 with a real worker: tasks/get shows inputRequests, tasks/update answers them,
     and the task completes (any server process would do: the answer goes through the database)."""
