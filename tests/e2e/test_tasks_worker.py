@@ -495,6 +495,33 @@ def test_modern_task_that_asks_is_answered_with_tasks_update(stack: Stack, confi
     assert done["result"]["content"][0]["text"] == 'Export: action=accept, content={"confirm": false}'
 
 
+def test_a_task_whose_worker_dies_while_it_waits_for_input_asks_again_on_a_new_worker(
+    stack: Stack, confirm_tool: str
+) -> None:
+    """SIGKILL the worker while the task waits in input_required: the heartbeat stops, the task is
+    queued again (working), the new worker's run asks again under a new key (TX-7) and completes."""
+    client = Raw(stack.server.url, MODERN)
+    caps = {"elicitation": {}}
+    created = client.modern("tools/call", {"name": confirm_tool, "arguments": {}}, name=confirm_tool, capabilities=caps)
+    task_id = created["result"]["taskId"]
+
+    def get() -> dict[str, Any]:
+        return client.modern("tasks/get", {"taskId": task_id}, name=task_id, capabilities=caps)["result"]
+
+    first = _poll(get, lambda s: s["status"] == "input_required")
+    assert list(first["inputRequests"]) == ["elicit-1"]
+    os.kill(stack.worker.process.pid, signal.SIGKILL)
+    stack.worker.process.wait(timeout=10)
+    stack.restart_worker()
+    again = _poll(get, lambda s: s["status"] == "input_required" and "elicit-1" not in s["inputRequests"], timeout=30)
+    assert list(again["inputRequests"]) == ["elicit-2"]
+    answer = {"elicit-1": {"action": "decline"}, "elicit-2": {"action": "accept", "content": {"confirm": True}}}
+    client.modern("tasks/update", {"taskId": task_id, "inputResponses": answer}, name=task_id, capabilities=caps)
+    done = _poll(get, lambda s: s["status"] not in ("working", "input_required"))
+    assert done["status"] == "completed", done
+    assert done["result"]["content"][0]["text"] == 'Export: action=accept, content={"confirm": true}'
+
+
 @pytest.mark.node
 def test_ts_sdk_task_flow(stack: Stack) -> None:
     """T11-2, T11-9..T11-12 with @modelcontextprotocol/sdk 1.x: create, poll, result, list, get."""
