@@ -17,7 +17,7 @@ from django.db import DatabaseError, connections
 from django.utils import timezone
 
 from .. import runner
-from ..asking import TaskAsker, withdraw
+from ..asking import NoAsker, TaskAsker, withdraw
 from ..cancel import CancelFlag
 from ..catalog import get_catalog
 from ..conf import mcp_settings
@@ -25,7 +25,7 @@ from ..models import McpTask
 from ..protocol import errors as e
 from ..protocol import tasks as wire
 from ..protocol import versions as v
-from ..types import Principal, ToolResult
+from ..types import Asker, Principal, ToolResult
 from .results import store_result
 
 logger = logging.getLogger("mcp_tools.tasks")
@@ -67,12 +67,13 @@ def heartbeat_stale(task: McpTask) -> bool:
     return beat is None or beat < timezone.now() - timedelta(seconds=mcp_settings.TASK_LOST_AFTER_SECONDS)
 
 
-def execute(task_id: str, delivery: str | None = None) -> str:
+def execute(task_id: str, delivery: str | None = None, *, can_ask: bool = True) -> str:
     """Run one task in a worker; returns the status it ended in (for logs and tests).
 
     ``delivery`` is the Celery id of the message: a message the row no longer names (the task
     was queued again since) is stale and does nothing. Each run claims the next attempt with a
-    conditional UPDATE, so two deliveries never run one task at once.
+    conditional UPDATE, so two deliveries never run one task at once. Without ``can_ask`` (an
+    eager run, inside the creating request) the handler's questions end it at once.
     """
     task = McpTask.objects.filter(pk=task_id).first()
     if task is None:
@@ -105,7 +106,7 @@ def execute(task_id: str, delivery: str | None = None) -> str:
     beating = Heartbeat(task_id, attempt)
     beating.start()
     try:
-        return _run(task)
+        return _run(task, can_ask)
     except Exception:
         logger.exception("Task %s could not be run", task_id)
         _fail(task_id, e.INTERNAL_ERROR, "The task could not be run (internal error).", attempt=attempt)
@@ -172,7 +173,7 @@ class TaskCancelFlag(CancelFlag):
         return self.attempt is not None and row[1] != self.attempt
 
 
-def _run(task: McpTask) -> str:
+def _run(task: McpTask, can_ask: bool = True) -> str:
     rev = v.get_revision(task.protocol_version)
     tool = get_catalog().get(task.tool_name)
     if tool is None:
@@ -202,7 +203,12 @@ def _run(task: McpTask) -> str:
     # ctx.elicit / ctx.sample: the task waits in input_required for the client's answer (T11-11,
     # TX-6/TX-7), as far as the client declared it can answer when it created the task.
     capabilities = task.client_capabilities if isinstance(task.client_capabilities, dict) else {}
-    asker = TaskAsker(task.pk, task.attempts, task.principal_key, rev.version, capabilities, cancelled)
+    asker: Asker = TaskAsker(task.pk, task.attempts, task.principal_key, rev.version, capabilities, cancelled)
+    if not can_ask:
+        asker = NoAsker(
+            f"Tool {tool.name!r} cannot ask the client for input here: this task runs eagerly, inside "
+            "the request that created it (CELERY_TASK_ALWAYS_EAGER), so the client cannot answer yet."
+        )
     match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled, asker):
         case runner.Cancelled():
             # The handler saw the cancellation (or a newer attempt took over); the row says so.

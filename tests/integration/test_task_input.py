@@ -11,6 +11,7 @@ worker on Redis: tests/e2e/test_tasks_worker.py.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
@@ -215,6 +216,22 @@ def test_a_client_that_cannot_answer_gets_an_error_result_never_a_hang(mcp: Mcp,
     assert not McpPendingInput.objects.exists()
 
 
+def test_an_eager_task_cannot_ask_and_says_so_at_once(mcp: Mcp, asking_tools: list[Any]) -> None:
+    """CELERY_TASK_ALWAYS_EAGER runs the task inside tools/call, before the client has its id: no
+    question can be answered there, so asking ends the task at once instead of waiting."""
+    from project.celery import app
+
+    app.conf.task_always_eager = True
+    _legacy(mcp, {"elicitation": {}})
+    started = time.monotonic()
+    task_id = _create(mcp, "task_confirm")
+    assert time.monotonic() - started < 4  # INPUT_TIMEOUT_SECONDS is 5 here
+    assert asking_tools == [("can", False, False)]
+    got = mcp.call("tasks/get", {"taskId": task_id})
+    assert got["status"] == "failed"
+    assert "runs eagerly" in got["statusMessage"]
+
+
 def test_no_answer_in_time_fails_the_task_with_a_clear_message(
     mcp: Mcp, asking_tools: list[Any], settings: Any
 ) -> None:
@@ -305,7 +322,6 @@ def test_what_a_tasks_result_stream_sends_at_each_look(mcp: Mcp, asking_tools: l
     """T11-14: a status notification for each change the stream sees (none for a first look at a
     working task); T11-11/T11-15: each request once per stream, with related-task _meta."""
     import json
-    import time
 
     from mcp_tools.tasking import ResultWatch, StillWorking
     from mcp_tools.tasking.service import terminal_or_wait
