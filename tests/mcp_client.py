@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.test import Client
 from jsonschema import Draft7Validator, Draft202012Validator
 from jsonschema.protocols import Validator
@@ -150,7 +151,7 @@ class Mcp:
         content_type = extra.pop("Content-Type")
         response = self.client.post(self.path, raw, content_type=content_type, headers=extra)
         if response.streaming:
-            content = b"".join(response.streaming_content)
+            content = _read_stream(response)
             messages = sse_messages(content)
         elif response.content:
             decoded = json.loads(response.content)
@@ -224,6 +225,17 @@ class Mcp:
         self.version = MODERN
         self.session_id = None
         return self
+
+
+def _read_stream(response: Any) -> bytes:
+    """The whole body of a streamed response; the endpoint's streams are async generators."""
+    if not response.is_async:
+        return b"".join(response.streaming_content)
+
+    async def read() -> bytes:
+        return b"".join([chunk async for chunk in response.streaming_content])
+
+    return bytes(async_to_sync(read)())
 
 
 def _is_modern(body: Any) -> bool:

@@ -30,6 +30,15 @@ def check_question(method: str, params: dict[str, Any], version: str) -> None:
             raise InputUnavailable(f"This form has multi-select fields, which protocol {version} cannot carry.")
 
 
+def missing_capability(method: str, version: str) -> InputUnavailable:
+    """L-6: the client did not declare that it can answer ``method``: an ``isError`` result, never a hang."""
+    capability = next(iter(inputs.CAPABILITIES[method]))
+    return InputUnavailable(
+        f"This tool needs to ask {inputs.NAMES[method]}, but the client did not declare the "
+        f"{capability} capability (or its protocol version {version} has none)."
+    )
+
+
 def checked_answer(method: str, params: dict[str, Any], answer: Any) -> dict[str, Any]:
     """The answer, or InputUnavailable saying what is wrong with it (an ``isError`` result).
 

@@ -1,10 +1,11 @@
 """2025-06-18 and 2025-11-25: the question goes on the call's SSE stream as a server request and
 the handler waits for the answer, which the client POSTs, possibly to another process.
 
-The waiting process polls an ``McpPendingInput`` row; the process that takes the answer's POST
-fills it in (``record_answer``). Bound to the session and principal of the call. The wait ends
-with the answer, the call's cancellation, or ``INPUT_TIMEOUT_SECONDS`` (L-14: the request is
-then cancelled with ``notifications/cancelled`` and the call ends with an ``isError`` result).
+The waiting process polls an ``McpPendingInput`` row (``waiting``); the process that takes the
+answer's POST fills it in (``record_answer``, which also takes the answers to a task's
+requests). Bound to the session and principal of the call. The wait ends with the answer, the
+call's cancellation, or ``INPUT_TIMEOUT_SECONDS`` (L-14: the request is then cancelled with
+``notifications/cancelled`` and the call ends with an ``isError`` result).
 A waiting call holds its thread: at most half of the pool waits at once.
 """
 
@@ -13,24 +14,22 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import orjson
+from django.db.models import Q
 from django.utils import timezone
 
 from ..conf import mcp_settings
-from ..exceptions import InputUnavailable, ToolCancelled
+from ..exceptions import InputUnavailable
 from ..models import McpPendingInput, McpSession
 from ..protocol import inputs
-from .answers import check_question, checked_answer
+from .answers import check_question, checked_answer, missing_capability
+from .waiting import GRACE_SECONDS, wait_for_answer
 
 logger = logging.getLogger("mcp_tools")
-
-# How long an answer waits for the process that asked after its deadline, before the purge.
-_GRACE_SECONDS = 60
 
 
 class _WaitSlots:
@@ -93,11 +92,7 @@ class StreamAsker:
     def ask(self, method: str, params: dict[str, Any], key: str | None) -> dict[str, Any]:
         check_question(method, params, self.version)
         if not self.can(method):
-            capability = next(iter(inputs.CAPABILITIES[method]))
-            raise InputUnavailable(
-                f"This tool needs to ask {inputs.NAMES[method]}, but the client did not declare the "
-                f"{capability} capability (or its protocol version {self.version} has none)."
-            )
+            raise missing_capability(method, self.version)
         if self.emit is None:
             raise InputUnavailable(
                 f"This tool needs to ask {inputs.NAMES[method]}, which needs an SSE response: "
@@ -123,40 +118,15 @@ class StreamAsker:
             session_id=self.session_id,
             principal_key=self.principal_key,
             method=method,
-            expires_at=timezone.now() + timedelta(seconds=timeout + _GRACE_SECONDS),
+            expires_at=timezone.now() + timedelta(seconds=timeout + GRACE_SECONDS),
         )
         try:
             self.emit(orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": shaped}))
-            return self._wait(request_id, method, timeout)
+            return wait_for_answer(
+                request_id, method, timeout, self.cancelled, lambda reason: self._cancel_request(request_id, reason)
+            )
         finally:
             McpPendingInput.objects.filter(pk=request_id).delete()
-
-    def _wait(self, request_id: str, method: str, timeout: float) -> Any:
-        deadline = time.monotonic() + timeout
-        delay = 0.02
-        while True:
-            row = (
-                McpPendingInput.objects.filter(pk=request_id, answered_at__isnull=False)
-                .values_list("answer", "error")
-                .first()
-            )
-            if row is not None:
-                answer, error = row
-                if error is not None:
-                    message = error.get("message") if isinstance(error, dict) else None
-                    raise InputUnavailable(f"The client did not answer {inputs.NAMES[method]}: {message or error}")
-                return answer
-            if self.cancelled():
-                self._cancel_request(request_id, "The tool call was cancelled.")
-                raise ToolCancelled()
-            if time.monotonic() >= deadline:
-                self._cancel_request(request_id, f"No answer within {timeout:g} seconds.")
-                raise InputUnavailable(
-                    f"The client did not answer {inputs.NAMES[method]} within {timeout:g} seconds; "
-                    "call the tool again to be asked again."
-                )
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.25)
 
     def _cancel_request(self, request_id: str, reason: str) -> None:
         """L-14: a request the server no longer waits for is cancelled."""
@@ -168,14 +138,16 @@ class StreamAsker:
 def record_answer(session_id: str, principal_key: str, request_id: Any, result: Any, error: Any) -> bool:
     """Store the client's answer to a request of ours, from whichever process took the POST.
 
-    Only a request this session and principal still waits for takes it; anything else (an
-    unknown id, a second answer, another session's id) is ignored.
+    Only a request this principal still waits for takes it: a call's request from the session
+    that made the call, a task's request (2025-11-25, sent on a ``tasks/result`` stream) from any
+    session of the task's owner. Anything else (an unknown id, a second answer, another
+    session's or principal's id) is ignored.
     """
     if not isinstance(request_id, str) or not request_id.startswith("mcp-tools-"):
         return False
     updated = McpPendingInput.objects.filter(
+        Q(session_id=session_id, task__isnull=True) | Q(task__isnull=False),
         pk=request_id,
-        session_id=session_id,
         principal_key=principal_key,
         answered_at__isnull=True,
         expires_at__gt=timezone.now(),

@@ -8,7 +8,8 @@ from ..exceptions import InputUnavailable
 
 
 class NoAsker:
-    """The asker of a call that cannot ask (a task run by a worker): ``can`` is always False."""
+    """The asker of a call that cannot ask (e.g. a handler run outside any request or task):
+    ``can`` is always False."""
 
     __slots__ = ("reason",)
 

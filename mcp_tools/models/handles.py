@@ -53,16 +53,31 @@ class PendingInputQuerySet(ExpiringQuerySet["McpPendingInput"]):
 
 
 class McpPendingInput(models.Model):
-    """A request for input a legacy call sent on its stream, waiting for the client's answer.
+    """A request for input waiting for the client's answer: of a legacy call, sent on its stream,
+    or of a task (``task`` set), sent on a ``tasks/result`` stream (2025-11-25) or shown by
+    ``tasks/get`` (2026-07-28).
 
-    The answer may reach any process: the one that took the response POST writes it here, the
-    one running the call reads it. Bound to the session and the principal that made the call.
+    The answer may reach any process: the one that took the response POST (or ``tasks/update``)
+    writes it here, the one running the call or the task reads it. A call's request is bound to
+    the session and the principal that made the call; a task's to the task and its owner.
     """
 
     id = models.CharField(_("request id"), primary_key=True, max_length=64, editable=False)
-    session_id = models.CharField(_("session"), max_length=64, editable=False)
+    session_id = models.CharField(_("session"), max_length=64, blank=True, editable=False)
     principal_key = models.CharField(_("owner"), max_length=255, editable=False)
     method = models.CharField(_("method"), max_length=64, editable=False)
+    task = models.ForeignKey(
+        "mcp_tools.McpTask",
+        verbose_name=_("task"),
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="input_requests",
+        editable=False,
+    )
+    # A task's request: its key in inputRequests (unique over the task's life) and its params.
+    key = models.CharField(_("key"), max_length=64, blank=True, editable=False)
+    params = models.JSONField(_("params"), null=True, blank=True, editable=False)
     answer = models.JSONField(_("answer"), null=True, blank=True, editable=False)
     error = models.JSONField(_("error"), null=True, blank=True, editable=False)
     answered_at = models.DateTimeField(_("answered at"), null=True, blank=True, editable=False)

@@ -81,6 +81,12 @@ class McpTask(models.Model):
     # task whose heartbeat is older than TASK_LOST_AFTER_SECONDS lost its worker (any broker).
     heartbeat_at = models.DateTimeField(_("heartbeat"), null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(_("finished at"), null=True, blank=True, editable=False)
+    # What the client that created the task declared it can answer (elicitation, sampling): the
+    # session's capabilities (2025-11-25) or the creating request's (2026-07-28). The worker's
+    # ctx.can_elicit / ctx.can_sample read them.
+    client_capabilities = models.JSONField(_("client capabilities"), default=dict, blank=True, editable=False)
+    # How many requests for input the task has made: numbers their keys, unique over its life (TX-7).
+    inputs_asked = models.PositiveIntegerField(_("requests for input"), default=0, editable=False)
 
     objects = TaskQuerySet.as_manager()
 

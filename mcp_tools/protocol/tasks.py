@@ -54,6 +54,8 @@ class TaskState:
     poll_interval_ms: int | None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    # 2026-07-28, status input_required: the outstanding requests by key (TX-6).
+    input_requests: dict[str, dict[str, Any]] | None = None
 
 
 def iso(value: datetime) -> str:
@@ -95,6 +97,17 @@ def related_task_meta(task_id: str) -> dict[str, Any]:
     return {META_RELATED_TASK: {"taskId": task_id}}
 
 
+def core_status_notification(state: TaskState) -> dict[str, Any]:
+    """T11-14: ``notifications/tasks/status`` with the full Task, without related-task ``_meta``."""
+    return {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": core_task(state)}
+
+
+def core_input_request(request_id: str, method: str, params: Mapping[str, Any], task_id: str) -> dict[str, Any]:
+    """T11-11, T11-15: a task's request for input, tagged with the task it belongs to."""
+    meta = {**(params.get("_meta") or {}), **related_task_meta(task_id)}
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
+
+
 def requested_ttl(params: Mapping[str, Any]) -> tuple[bool, int | None]:
     """(whether the call is task-augmented, the requested ttl in ms or None) for 2025-11-25."""
     task = params.get("task")
@@ -128,9 +141,11 @@ def ext_create_result(state: TaskState) -> dict[str, Any]:
 
 
 def ext_detailed(state: TaskState) -> dict[str, Any]:
-    """TX-6: ``tasks/get`` carries the result or the error of a finished task."""
+    """TX-6: ``tasks/get`` carries the outstanding requests, the result or the error of a task."""
     task: dict[str, Any] = {"resultType": "complete", **ext_task(state)}
-    if state.status == COMPLETED and state.result is not None:
+    if state.status == INPUT_REQUIRED:
+        task["inputRequests"] = dict(state.input_requests or {})
+    elif state.status == COMPLETED and state.result is not None:
         task["result"] = state.result
     elif state.status == FAILED:
         task["error"] = state.error or {"code": INTERNAL_ERROR, "message": state.status_message or "Task failed"}

@@ -11,6 +11,7 @@ from ..models import McpSession
 from ..protocol.jsonrpc import Request, encode_result
 from ..protocol.negotiation import ModernRequestMeta
 from ..protocol.versions import Revision
+from ..tasking import ResultWatch
 from ..types import Principal
 from .identity import modern_meta
 
@@ -28,8 +29,10 @@ class Exchange:
     cancelled: CancelFlag = field(default_factory=lambda: CancelFlag(None))
     # Served under ASGI, where notification streams can stay open (listChanged).
     asgi: bool = False
-    # tasks/result: until when (time.monotonic) the view keeps waiting for a working task.
+    # tasks/result: until when (time.monotonic) the view keeps waiting for a working task, and
+    # (when its response can be an SSE stream) what it sent on that stream so far.
     wait_until: float = 0.0
+    watch: ResultWatch | None = None
 
 
 def complete(req: Request, ex: Exchange, result: dict[str, Any]) -> bytes:

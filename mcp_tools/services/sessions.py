@@ -92,6 +92,12 @@ def load_session(session_id: str, principal: Principal) -> McpSession:
     return session
 
 
+def declared_capabilities(session: McpSession) -> dict[str, Any]:
+    """What the client declared at initialize (not loaded with the session: few requests need it)."""
+    found = McpSession.objects.filter(pk=session.pk).values_list("client_capabilities", flat=True).first()
+    return dict(found) if isinstance(found, dict) else {}
+
+
 def end_session(session_id: str, principal: Principal) -> bool:
     return McpSession.objects.filter(pk=session_id, principal_key=principal.key).delete()[0] > 0
 

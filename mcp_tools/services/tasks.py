@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..asking import AnswerRefused, record_task_answers
 from ..conf import mcp_settings
 from ..protocol import errors as e
 from ..protocol import tasks as task_wire
@@ -35,7 +36,8 @@ def get(req: Request, ex: Exchange) -> bytes:
 def result(req: Request, ex: Exchange) -> bytes:
     """T11-10: block until terminal, then answer what tools/call would have, with related-task meta."""
     task = tasking.find_task(req.params, ex.principal)
-    task = tasking.terminal_or_wait(task, ex.wait_until)
+    # Meanwhile its requests for input go out on this response's stream (T11-11).
+    task = tasking.terminal_or_wait(task, ex.wait_until, ex.watch)
     if task.error_code is not None:
         raise McpError(task.error_code, task.error_message)
     if task.result is None:
@@ -70,9 +72,19 @@ def cancel(req: Request, ex: Exchange) -> bytes:
 
 
 def update(req: Request, ex: Exchange) -> bytes:
-    """TX-7: acknowledge; our tools never ask for input, so no answer is outstanding."""
+    """TX-7: the answers to the task's outstanding requests, by key; an empty acknowledgement.
+
+    The waiting worker (any process) reads them from the database and the task goes back to
+    ``working``: eventually consistent, as the extension allows. Keys that are not outstanding
+    are ignored; a malformed answer to an outstanding one is -32602 and stores nothing.
+    """
     _task_request(ex)
-    tasking.find_task(req.params, ex.principal)
-    if not isinstance(req.params.get("inputResponses"), dict):
+    task = tasking.find_task(req.params, ex.principal)
+    responses = req.params.get("inputResponses")
+    if not isinstance(responses, dict):
         raise e.invalid_params("tasks/update needs params.inputResponses (an object)")
+    try:
+        record_task_answers(task.pk, ex.principal.key, responses)
+    except AnswerRefused as exc:
+        raise e.invalid_params(exc.message) from exc
     return complete(req, ex, {})

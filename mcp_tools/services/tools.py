@@ -28,6 +28,7 @@ from ..types import Asker, Principal
 from . import inputs
 from .exchange import Exchange, complete
 from .identity import cursor_key, modern_meta
+from .sessions import declared_capabilities
 
 logger = logging.getLogger("mcp_tools")
 
@@ -167,7 +168,7 @@ def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | Non
         note.update(outcome="rate_limited", detail=limited[0])
         return complete(req, ex, _retry_later(limited[0], limited[1], rev))
     if as_task:
-        task = tasking.create_task(tool, arguments, ex.principal, rev, ttl)
+        task = tasking.create_task(tool, arguments, ex.principal, rev, ttl, _declared(ex))
         state = tasking.state_of(task, rev)
         created = task_wire.ext_create_result(state) if rev.modern else task_wire.core_create_result(state)
         note.update(outcome="ok", detail="task created")
@@ -190,6 +191,13 @@ def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | Non
     if result.get("resultType") == "input_required":
         note["detail"] = "input required: " + ", ".join(result["inputRequests"])
     return complete(req, ex, result)
+
+
+def _declared(ex: Exchange) -> dict[str, Any]:
+    """What the client declared it can answer: the request's (2026-07-28) or the session's."""
+    if ex.modern is not None:
+        return dict(ex.modern.client_capabilities)
+    return declared_capabilities(ex.session) if ex.session is not None else {}
 
 
 # A process that died with calls running frees their slots after this long at the latest.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from dataclasses import dataclass, field
 
 from ..conf import mcp_settings
 
@@ -32,4 +33,19 @@ class StillWorking(Exception):
 
     The view waits for it without holding a thread (it sleeps on the event loop and asks again),
     so clients waiting on results cannot starve the thread pool that serves other requests.
+    ``messages`` are what to send on the response's SSE stream meanwhile (the task's requests
+    for input, status notifications): framed JSON-RPC messages, in order.
     """
+
+    def __init__(self, task_id: str, messages: list[bytes] | None = None) -> None:
+        super().__init__(task_id)
+        self.task_id = task_id
+        self.messages = messages or []
+
+
+@dataclass(slots=True)
+class ResultWatch:
+    """What one ``tasks/result`` request has sent so far, across its looks at the task."""
+
+    sent: set[str] = field(default_factory=set)  # ids of the requests for input sent on its stream
+    status: str | None = None  # the task's status at the last look

@@ -8,7 +8,7 @@ is rejected (requeued) when its worker dies; a redelivered message whose task st
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import current_task, shared_task
 
 from .worker import execute
 
@@ -17,4 +17,7 @@ from .worker import execute
     name="mcp_tools.run_task", acks_late=True, reject_on_worker_lost=True, ignore_result=True
 )
 def run_task(task_id: str, delivery: str | None = None) -> str:
-    return execute(task_id, delivery)
+    # Run eagerly (CELERY_TASK_ALWAYS_EAGER), the task runs inside the request that creates it:
+    # its client cannot answer a question before it has the task, so the handler may not ask.
+    eager = bool(getattr(current_task.request, "is_eager", False)) if current_task else False
+    return execute(task_id, delivery, can_ask=not eager)

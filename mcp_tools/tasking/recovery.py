@@ -1,8 +1,9 @@
 """Tasks whose worker is gone: found by their heartbeat, whatever the broker, and retried or failed.
 
 A broker may never redeliver a message whose worker died (kombu's SQLAlchemy transport does not),
-or only after a long visibility timeout (Redis). The row knows better: a working task whose
-heartbeat is older than ``TASK_LOST_AFTER_SECONDS`` lost its worker. ``recover`` applies
+or only after a long visibility timeout (Redis). The row knows better: a working task (or one
+waiting in ``input_required``: its worker thread waits, and beats) whose heartbeat is older than
+``TASK_LOST_AFTER_SECONDS`` lost its worker. ``recover`` applies
 ``TASK_WORKER_LOST`` to one such task (queue it again under a new message id, or fail it with a
 clear message); ``sweep`` does it for every such task (the beat task
 ``mcp_tools.sweep_lost_tasks``), and ``tasks/get`` does it on read for the task it returns.
@@ -17,6 +18,7 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
+from ..asking import withdraw
 from ..conf import mcp_settings
 from ..models import McpTask
 from ..protocol import errors as e
@@ -27,20 +29,33 @@ from .worker import WORKER_LOST_MESSAGE, heartbeat_stale, retry_allowed
 
 logger = logging.getLogger("mcp_tools.tasks")
 
+# The statuses of a task some worker should be running.
+LIVE = (wire.WORKING, wire.INPUT_REQUIRED)
+
 
 def recover(task: McpTask) -> McpTask:
     """``task`` as it is after its worker, if lost, was dealt with (the row as given otherwise)."""
-    if task.status != wire.WORKING or task.attempts == 0 or not heartbeat_stale(task):
+    if task.status not in LIVE or task.attempts == 0 or not heartbeat_stale(task):
         return task
     now = timezone.now()
     # The current message id is the compare-and-swap token: one process acts on a lost task.
-    mine = McpTask.objects.filter(pk=task.pk, status=wire.WORKING, attempts=task.attempts, celery_id=task.celery_id)
+    mine = McpTask.objects.filter(pk=task.pk, status=task.status, attempts=task.attempts, celery_id=task.celery_id)
     if retry_allowed(task):
         fresh = uuid.uuid4().hex
         message = f"Its worker stopped; queued again (attempt {task.attempts + 1} of {mcp_settings.TASK_MAX_ATTEMPTS})."
         # heartbeat_at=now: the new message has TASK_LOST_AFTER_SECONDS to be picked up before
         # the task counts as lost again (then it is queued once more, never run twice at once).
-        if mine.update(celery_id=fresh, started_at=None, heartbeat_at=now, status_message=message, updated_at=now):
+        # A task lost while waiting for an answer is working again; its question goes with
+        # the lost worker, and the next run asks anew.
+        if mine.update(
+            status=wire.WORKING,
+            celery_id=fresh,
+            started_at=None,
+            heartbeat_at=now,
+            status_message=message,
+            updated_at=now,
+        ):
+            withdraw(task.pk)
             logger.warning("Task %s lost its worker (attempt %s); queued again", task.pk, task.attempts)
             try:
                 enqueue(McpTask(pk=task.pk, celery_id=fresh))
@@ -54,6 +69,7 @@ def recover(task: McpTask) -> McpTask:
         finished_at=now,
         updated_at=now,
     ):
+        withdraw(task.pk)
         logger.warning("Task %s lost its worker (attempt %s); failed", task.pk, task.attempts)
     return McpTask.objects.filter(pk=task.pk).first() or task
 
@@ -62,7 +78,7 @@ def sweep(limit: int = 1000) -> int:
     """Recover every live task whose worker is gone; returns how many were acted on."""
     cutoff = timezone.now() - timedelta(seconds=mcp_settings.TASK_LOST_AFTER_SECONDS)
     stale = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
-    lost = McpTask.objects.live().filter(stale, status=wire.WORKING, attempts__gt=0).order_by("heartbeat_at")
+    lost = McpTask.objects.live().filter(stale, status__in=LIVE, attempts__gt=0).order_by("heartbeat_at")
     acted = 0
     for task in lost[:limit]:
         message_id, status = task.celery_id, task.status

@@ -14,18 +14,21 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+import orjson
 from django.utils import timezone
 
+from ..asking import outstanding
 from ..catalog import CompiledTool
 from ..conf import mcp_settings
 from ..models import McpTask
 from ..protocol import errors as e
 from ..protocol import tasks as wire
+from ..protocol import versions as v
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.versions import Revision
 from ..runner import shape_result
 from ..types import Principal
-from . import QueueUnavailable, StillWorking
+from . import QueueUnavailable, ResultWatch, StillWorking
 from .results import load_result
 
 logger = logging.getLogger("mcp_tools.tasks")
@@ -41,6 +44,10 @@ def state_of(task: McpTask, rev: Revision) -> wire.TaskState:
     error = None
     if task.error_code is not None:
         error = {"code": task.error_code, "message": task.error_message}
+    requests = None
+    if task.status == wire.INPUT_REQUIRED and rev.modern:
+        # TX-6: every outstanding request, under its key ({method, params}, as MRTR has them).
+        requests = {r.key: {"method": r.method, "params": r.params} for r in outstanding(task.pk)}
     return wire.TaskState(
         task_id=task.pk,
         status=task.status,
@@ -51,6 +58,7 @@ def state_of(task: McpTask, rev: Revision) -> wire.TaskState:
         poll_interval_ms=task.poll_interval_ms,
         result=result,
         error=error,
+        input_requests=requests,
     )
 
 
@@ -65,13 +73,19 @@ def effective_ttl(requested: int | None) -> int:
 
 
 def create_task(
-    tool: CompiledTool, arguments: dict[str, Any], principal: Principal, rev: Revision, ttl_ms: int | None
+    tool: CompiledTool,
+    arguments: dict[str, Any],
+    principal: Principal,
+    rev: Revision,
+    ttl_ms: int | None,
+    client_capabilities: dict[str, Any] | None = None,
 ) -> McpTask:
     """Store the row, then enqueue it; the caller answers with the create-task result at once.
 
     The row is committed before the message is published (TX-4), so any server instance and
     the worker find it. If the broker refuses the message the row is deleted and the client
-    gets a clear error: no orphan row is left working forever.
+    gets a clear error: no orphan row is left working forever. ``client_capabilities`` (what
+    the client declared) decide what the handler may ask it in the worker.
     """
     ttl = effective_ttl(ttl_ms)
     now = timezone.now()
@@ -93,6 +107,7 @@ def create_task(
         expires_at=McpTask.expiry(now, ttl),
         poll_interval_ms=int(mcp_settings.TASK_POLL_INTERVAL_MS),
         celery_id=uuid.uuid4().hex,
+        client_capabilities=client_capabilities or {},
     )
     logger.info("Task %s created: tool %r for %s", task.pk, tool.name, principal.key)
     try:
@@ -158,16 +173,38 @@ def revoke(task: McpTask) -> None:
         logger.debug("Could not revoke Celery task %s: %s", task.celery_id, exc)
 
 
-def terminal_or_wait(task: McpTask, wait_until: float) -> McpTask:
-    """T11-10: the task if terminal; StillWorking before ``wait_until`` (monotonic); then an error."""
+def terminal_or_wait(task: McpTask, wait_until: float, watch: ResultWatch | None = None) -> McpTask:
+    """T11-10: the task if terminal; StillWorking before ``wait_until`` (monotonic); then an error.
+
+    With a ``watch`` (a ``tasks/result`` that can stream), StillWorking carries what to send
+    meanwhile: ``notifications/tasks/status`` when the status moved (T11-14), and each request
+    for input of the task not sent on this stream yet, tagged with the task (T11-11, T11-15).
+    """
     if task.terminal:
         return task
     if time.monotonic() < wait_until:
-        raise StillWorking(task.pk)
+        raise StillWorking(task.pk, [] if watch is None else _news(task, watch))
     raise e.internal_error(
         f"Task {task.pk} is still {task.status} after {mcp_settings.TASK_RESULT_WAIT_SECONDS:g} s; "
         "call tasks/result again.",
     )
+
+
+def _news(task: McpTask, watch: ResultWatch) -> list[bytes]:
+    messages: list[bytes] = []
+    moved = task.status != watch.status
+    # The first look at a working task sends nothing: a plain tasks/result stays plain JSON.
+    if moved and (watch.status is not None or task.status == wire.INPUT_REQUIRED):
+        state = state_of(task, v.get_revision(task.protocol_version))
+        messages.append(orjson.dumps(wire.core_status_notification(state)))
+    watch.status = task.status
+    if task.status == wire.INPUT_REQUIRED:
+        for request in outstanding(task.pk):
+            if request.id not in watch.sent:
+                watch.sent.add(request.id)
+                framed = wire.core_input_request(request.id, request.method, request.params, task.pk)
+                messages.append(orjson.dumps(framed))
+    return messages
 
 
 def list_page(principal: Principal, cursor: Any, key: bytes, page_size: int) -> tuple[list[McpTask], str | None]:

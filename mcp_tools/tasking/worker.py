@@ -17,7 +17,7 @@ from django.db import DatabaseError, connections
 from django.utils import timezone
 
 from .. import runner
-from ..asking import NoAsker
+from ..asking import NoAsker, TaskAsker, withdraw
 from ..cancel import CancelFlag
 from ..catalog import get_catalog
 from ..conf import mcp_settings
@@ -25,7 +25,7 @@ from ..models import McpTask
 from ..protocol import errors as e
 from ..protocol import tasks as wire
 from ..protocol import versions as v
-from ..types import Principal
+from ..types import Asker, Principal, ToolResult
 from .results import store_result
 
 logger = logging.getLogger("mcp_tools.tasks")
@@ -67,12 +67,13 @@ def heartbeat_stale(task: McpTask) -> bool:
     return beat is None or beat < timezone.now() - timedelta(seconds=mcp_settings.TASK_LOST_AFTER_SECONDS)
 
 
-def execute(task_id: str, delivery: str | None = None) -> str:
+def execute(task_id: str, delivery: str | None = None, *, can_ask: bool = True) -> str:
     """Run one task in a worker; returns the status it ended in (for logs and tests).
 
     ``delivery`` is the Celery id of the message: a message the row no longer names (the task
     was queued again since) is stale and does nothing. Each run claims the next attempt with a
-    conditional UPDATE, so two deliveries never run one task at once.
+    conditional UPDATE, so two deliveries never run one task at once. Without ``can_ask`` (an
+    eager run, inside the creating request) the handler's questions end it at once.
     """
     task = McpTask.objects.filter(pk=task_id).first()
     if task is None:
@@ -94,15 +95,18 @@ def execute(task_id: str, delivery: str | None = None) -> str:
     now = timezone.now()
     fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "heartbeat_at": now, "updated_at": now}
     if attempt > 1:
-        fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
+        # The lost attempt may have been waiting for an answer: this one starts over, working.
+        fields.update(status=wire.WORKING, status_message=f"Retrying after a worker stopped (attempt {attempt}).")
     live = (wire.WORKING, wire.INPUT_REQUIRED)
     if not McpTask.objects.filter(pk=task_id, status__in=live, attempts=task.attempts).update(**fields):
         return McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first() or "missing"
+    if attempt > 1:
+        withdraw(task_id)  # its questions go with it; the handler asks again from the start
     task.attempts = attempt
     beating = Heartbeat(task_id, attempt)
     beating.start()
     try:
-        return _run(task)
+        return _run(task, can_ask)
     except Exception:
         logger.exception("Task %s could not be run", task_id)
         _fail(task_id, e.INTERNAL_ERROR, "The task could not be run (internal error).", attempt=attempt)
@@ -169,7 +173,7 @@ class TaskCancelFlag(CancelFlag):
         return self.attempt is not None and row[1] != self.attempt
 
 
-def _run(task: McpTask) -> str:
+def _run(task: McpTask, can_ask: bool = True) -> str:
     rev = v.get_revision(task.protocol_version)
     tool = get_catalog().get(task.tool_name)
     if tool is None:
@@ -196,16 +200,22 @@ def _run(task: McpTask) -> str:
     def log(level: str, data: Any, logger_name: str | None) -> None:
         logger.log(logging.INFO, "Task %s log (%s): %s", task.pk, level, str(data)[:500])
 
-    # A task cannot ask the client for input yet: ctx.can_elicit is False, ctx.elicit ends it clearly.
-    cannot_ask = NoAsker(f"Tool {tool.name!r} cannot ask the client for input while it runs as a task.")
-    match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled, cannot_ask):
+    # ctx.elicit / ctx.sample: the task waits in input_required for the client's answer (T11-11,
+    # TX-6/TX-7), as far as the client declared it can answer when it created the task.
+    capabilities = task.client_capabilities if isinstance(task.client_capabilities, dict) else {}
+    asker: Asker = TaskAsker(task.pk, task.attempts, task.principal_key, rev.version, capabilities, cancelled)
+    if not can_ask:
+        asker = NoAsker(
+            f"Tool {tool.name!r} cannot ask the client for input here: this task runs eagerly, inside "
+            "the request that created it (CELERY_TASK_ALWAYS_EAGER), so the client cannot answer yet."
+        )
+    match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled, asker):
         case runner.Cancelled():
-            # The handler saw the cancellation; the row already says cancelled (T11-13).
-            return wire.CANCELLED
+            # The handler saw the cancellation (or a newer attempt took over); the row says so.
+            return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
         case runner.InputRequired():
-            # A task that asks needs the input_required round trip; until a task can carry
-            # one, the task fails with a message the client can read.
-            outcome = runner.error(f"Tool {tool.name!r} needs input, which a task cannot ask for yet.")
+            # Only a handler raising InputNeeded itself gets here: the task's asker waits instead.
+            outcome = runner.error(f"Tool {tool.name!r} needs input, which a task cannot ask for this way.")
         case runner.Complete(result):
             outcome = result
     stored = store_result(outcome)
@@ -217,7 +227,7 @@ def _run(task: McpTask) -> str:
         return wire.FAILED
     failed = wire.failed_on_error(rev, outcome.is_error)
     status = wire.FAILED if failed else wire.COMPLETED
-    message = "The tool reported an error." if outcome.is_error else ""
+    message = _error_summary(outcome) if outcome.is_error else ""
     moved = McpTask.objects.move(
         task.pk, status, attempt=task.attempts, result=stored, status_message=message, finished_at=timezone.now()
     )
@@ -226,3 +236,12 @@ def _run(task: McpTask) -> str:
         return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
     logger.info("Task %s %s", task.pk, status)
     return status
+
+
+def _error_summary(result: ToolResult) -> str:
+    """The status message of a task whose result is an error: diagnostic, as T11-17 asks."""
+    texts = [b["text"] for b in result.content if isinstance(b, dict) and b.get("type") == "text"]
+    if not texts or not isinstance(texts[0], str) or not texts[0].strip():
+        return "The tool reported an error."
+    first = texts[0].strip()
+    return f"The tool reported an error: {first if len(first) <= 500 else first[:499] + '…'}"

@@ -34,7 +34,7 @@ from ..protocol.jsonrpc import (
 )
 from ..protocol.negotiation import is_modern, read_modern_meta
 from ..services import Exchange
-from ..tasking import StillWorking
+from ..tasking import ResultWatch, StillWorking
 from ..threads import run_handler, run_sync, start_handler
 from ..types import Principal
 from .replies import (
@@ -156,7 +156,7 @@ async def _post(request: HttpRequest) -> Reply:
 
 async def _serve_message(request: HttpRequest, message: Message, can_stream: bool) -> Reply:
     if isinstance(message, Request) and message.method == "tasks/result":
-        return await _await_task_result(request, message)
+        return await _await_task_result(request, message, can_stream)
     if not (isinstance(message, Request) and message.method == "tools/call"):
         # Only a tool call can emit notifications before its result: no stream machinery.
         return await run_sync(_serve_sync, request, message, None, CancelFlag(None))
@@ -209,20 +209,54 @@ class _Outbox:
             self.waiter = None
 
 
-async def _await_task_result(request: HttpRequest, message: Request) -> Reply:
+async def _await_task_result(request: HttpRequest, message: Request, can_stream: bool) -> Reply:
     """T11-10: tasks/result waits for a working task on the event loop, not in a pool thread.
 
     Each look is one short trip to the thread pool; between looks the request holds nothing but
-    a timer, and a client that goes away cancels the wait.
+    a timer, and a client that goes away cancels the wait. When the task has something to send
+    meanwhile (its requests for input, T11-11; status notifications) and the client accepts
+    SSE, the answer becomes a stream carrying those, then the result.
     """
     wait_until = time.monotonic() + float(mcp_settings.TASK_RESULT_WAIT_SECONDS)
+    watch = ResultWatch() if can_stream else None
     delay = 0.02
     while True:
         try:
-            return await run_sync(_serve_sync, request, message, None, CancelFlag(None), wait_until)
-        except StillWorking:
-            await asyncio.sleep(delay)
-            delay = min(delay * 1.5, 0.5)
+            return await run_sync(_serve_sync, request, message, None, CancelFlag(None), wait_until, watch)
+        except StillWorking as pending:
+            if pending.messages and watch is not None:
+                return _result_reply(request, message, wait_until, watch, pending.messages)
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, 0.5)
+
+
+def _result_reply(
+    request: HttpRequest, message: Request, wait_until: float, watch: ResultWatch, first: list[bytes]
+) -> Reply:
+    return Reply(200, stream=lambda: _result_stream(request, message, wait_until, watch, first))
+
+
+async def _result_stream(
+    request: HttpRequest, message: Request, wait_until: float, watch: ResultWatch, first: list[bytes]
+) -> AsyncGenerator[bytes, None]:
+    """The rest of a tasks/result that went to SSE: what the task sends, then its result."""
+    for data in first:
+        yield sse.event(data)
+    delay = 0.02
+    while True:
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, 0.5)
+        try:
+            reply = await run_sync(_serve_sync, request, message, None, CancelFlag(None), wait_until, watch)
+        except StillWorking as pending:
+            for data in pending.messages:
+                yield sse.event(data)
+            if pending.messages:
+                delay = 0.02  # an answer is on its way: look again soon
+            continue
+        if reply.body:
+            yield sse.event(reply.body)
+        return
 
 
 async def _request_stream(
@@ -248,7 +282,12 @@ async def _request_stream(
 
 
 def _serve_sync(
-    request: HttpRequest, message: Message, emit: Emit | None, cancelled: CancelFlag, wait_until: float = 0.0
+    request: HttpRequest,
+    message: Message,
+    emit: Emit | None,
+    cancelled: CancelFlag,
+    wait_until: float = 0.0,
+    watch: ResultWatch | None = None,
 ) -> Reply:
     """Authenticate, pick the era, and serve one message (runs in a worker thread)."""
     try:
@@ -269,7 +308,7 @@ def _serve_sync(
         if isinstance(message, Request) and message.method == "initialize":
             body, session_id = services.create_session(message, principal, asgi=asgi)
             return Reply(200, body, {"Mcp-Session-Id": session_id})
-        return _serve_legacy(message, principal, headers, emit, cancelled, asgi, wait_until)
+        return _serve_legacy(message, principal, headers, emit, cancelled, asgi, wait_until, watch)
     except McpError as exc:
         return error_reply(exc, request_id)
     except AuthFailure as exc:  # A-5: step-up for a tools/call
@@ -303,6 +342,7 @@ def _serve_legacy(
     cancelled: CancelFlag,
     asgi: bool,
     wait_until: float,
+    watch: ResultWatch | None,
 ) -> Reply:
     session = legacy_session(headers, principal)
     rev = v.get_revision(session.protocol_version)
@@ -315,7 +355,15 @@ def _serve_legacy(
     # Legacy clients cancel with notifications/cancelled, possibly through another worker.
     cancelled.key = CancelFlag.cache_key(session.pk, message.id)
     ex = Exchange(
-        rev, principal, headers, session=session, emit=emit, cancelled=cancelled, asgi=asgi, wait_until=wait_until
+        rev,
+        principal,
+        headers,
+        session=session,
+        emit=emit,
+        cancelled=cancelled,
+        asgi=asgi,
+        wait_until=wait_until,
+        watch=watch,
     )
     outcome = services.handle_request(message, ex)
     if outcome is None:

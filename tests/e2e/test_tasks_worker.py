@@ -29,6 +29,7 @@ EXT = "io.modelcontextprotocol/tasks"
 RELATED = "io.modelcontextprotocol/related-task"
 REDIS_DB = os.environ.get("MCP_TEST_REDIS_DB", "5")
 VISIBILITY_TIMEOUT = 3
+LOST_AFTER_SECONDS = 2
 
 
 @dataclass
@@ -55,7 +56,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "MCP_CELERY_RESTORE_INTERVAL": "1",
         # A redelivered message whose task still beats is dropped: beat often, give up soon.
         "MCP_TASK_HEARTBEAT_SECONDS": "0.5",
-        "MCP_TASK_LOST_AFTER_SECONDS": "2",
+        "MCP_TASK_LOST_AFTER_SECONDS": str(LOST_AFTER_SECONDS),
     }
     with run_server(tmp, extra_env=env) as server:
         worker = start_worker(server.env, tmp / "worker.log", queue=queue)
@@ -106,8 +107,11 @@ class Raw:
             {"protocolVersion": self.version, "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}},
         )
 
-    def modern(self, method: str, params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
-        meta = modern_meta(**{"io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}}})
+    def modern(
+        self, method: str, params: dict[str, Any], name: str | None = None, capabilities: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        declared = {"extensions": {EXT: {}}, **(capabilities or {})}
+        meta = modern_meta(**{"io.modelcontextprotocol/clientCapabilities": declared})
         headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
         if name is not None:
             headers["Mcp-Name"] = name
@@ -318,6 +322,204 @@ def test_worker_killed_mid_task_is_retried_by_a_new_worker(stack: Stack) -> None
     assert result["content"][0]["text"] == "Report ready after 6 steps."
     print(f"worker killed -> task completed on the new worker in {recovered:.1f} s")
     assert recovered < VISIBILITY_TIMEOUT + 25
+
+
+# --------------------------------------------------------------------------- tasks that ask
+
+CONFIRM_FORM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+CREATE_CONFIRM_TOOL = f"""
+from mcp_tools.models import Tool
+Tool.objects.update_or_create(name="confirm_export", defaults=dict(
+    description="Asks the user to confirm, as a task.", handler_key="demo.form", task_support="optional",
+    input_schema={{"type": "object", "properties": {{}}}},
+    handler_config={{"message": "Export 3 files?", "reply": "Export:", "schema": {CONFIRM_FORM!r}}},
+))
+"""
+
+
+@pytest.fixture(scope="module")
+def confirm_tool(stack: Stack) -> str:
+    """A task-capable tool whose handler asks the user (the demo's form kind), added to the live server."""
+    stack.server.manage("shell", "-c", CREATE_CONFIRM_TOOL)
+    return "confirm_export"
+
+
+@pytest.mark.anyio
+async def test_python_sdk_answers_the_elicitation_of_a_task(stack: Stack, confirm_tool: str) -> None:
+    """T11-11, T11-15 with the official Python SDK and a real worker: the task waits in
+    input_required (and its worker keeps beating: still so after TASK_LOST_AFTER_SECONDS);
+    tasks/result carries elicitation/create with related-task _meta; the SDK's elicitation
+    callback answers (a response POST); the task works again and completes."""
+    import anyio
+    import mcp.types as types
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    asked: list[Any] = []
+
+    async def confirm(context: Any, params: Any) -> Any:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    async def get(session: Any, task_id: str) -> Any:
+        request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+        return await session.send_request(request, types.GetTaskResult)
+
+    async with (
+        streamable_http_client(stack.server.url) as (read, write),
+        ClientSession(read, write, elicitation_callback=confirm) as session,
+    ):
+        init = await session.send_request(
+            types.InitializeRequest(
+                params=types.InitializeRequestParams(
+                    protocol_version="2025-11-25",
+                    capabilities=types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+                    client_info=types.Implementation(name="e2e", version="1"),
+                )
+            ),
+            types.InitializeResult,
+        )
+        session.adopt(init)
+        await session.send_notification(types.InitializedNotification())
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(name=confirm_tool, arguments={}, task=types.TaskMetadata(ttl=120_000))
+        )
+        created = types.CreateTaskResult.model_validate(await _send_unchecked(session, request))
+        task_id = created.task.task_id
+        with anyio.fail_after(20):
+            while (asking := await get(session, task_id)).status != "input_required":
+                await anyio.sleep(0.1)
+        await anyio.sleep(LOST_AFTER_SECONDS + 1.5)  # tasks/get applies recovery on read
+        waiting = await get(session, task_id)
+        assert waiting.status == "input_required", waiting
+        # Untouched meanwhile: a task given up as lost is queued again, which moves lastUpdatedAt.
+        assert waiting.last_updated_at == asking.last_updated_at
+        assert waiting.status_message == "Waiting for the client to answer a question to the user (elicitation)."
+        assert asked == []  # nothing is asked before the client calls tasks/result
+        with anyio.fail_after(20):
+            result = await session.send_request(
+                types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id)),
+                types.CallToolResult,
+            )
+        assert result.content[0].text == 'Export: action=accept, content={"confirm": true}'  # type: ignore[union-attr]
+        assert result.meta is not None
+        assert result.meta[RELATED] == {"taskId": task_id}
+        assert [params.message for params in asked] == ["Export 3 files?"]
+        meta = asked[0].meta.model_dump(by_alias=True) if hasattr(asked[0].meta, "model_dump") else asked[0].meta
+        assert meta[RELATED] == {"taskId": task_id}
+        done = await get(session, task_id)
+        assert done.status == "completed"
+
+
+def test_tasks_result_stream_carries_the_request_the_status_changes_and_the_result(
+    stack: Stack, confirm_tool: str
+) -> None:
+    """T11-11, T11-14, T11-15 on the wire, with a real worker: one tasks/result stream sends
+    notifications/tasks/status (input_required), the request with related-task _meta, then
+    (after the response POST) the result; a status notification for the working spell between
+    them only when the stream looked during it (the handler ends at once here)."""
+    import httpx
+
+    client = Raw(stack.server.url)
+    client.post(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "e2e", "version": "1"},
+        },
+    )
+    created = client.post("tools/call", {"name": confirm_tool, "arguments": {}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    _poll(lambda: client.post("tasks/get", {"taskId": task_id})["result"], lambda s: s["status"] == "input_required")
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Mcp-Session-Id": str(client.session),
+        "MCP-Protocol-Version": client.version,
+    }
+    body = {"jsonrpc": "2.0", "id": 77, "method": "tasks/result", "params": {"taskId": task_id}}
+    received: list[dict[str, Any]] = []
+    with httpx.Client(timeout=30) as http, http.stream("POST", client.url, json=body, headers=headers) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for message in _sse_events(response):
+            check_message(client.version, message, "tasks/result" if message.get("id") == 77 else None)
+            received.append(message)
+            if message.get("method") == "elicitation/create":
+                answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}}
+                assert http.post(client.url, json=answer, headers=headers).status_code == 202
+    status, request, *between, final = received
+    assert status["method"] == "notifications/tasks/status"
+    assert status["params"]["status"] == "input_required"
+    assert request["method"] == "elicitation/create"
+    assert request["params"]["_meta"][RELATED] == {"taskId": task_id}
+    assert request["params"]["requestedSchema"] == CONFIRM_FORM
+    assert [(m["method"], m["params"]["status"]) for m in between] in ([], [("notifications/tasks/status", "working")])
+    assert final["id"] == 77
+    assert final["result"]["content"][0]["text"] == "Export: action=decline, content={}"
+    assert final["result"]["_meta"][RELATED] == {"taskId": task_id}
+
+
+def _sse_events(response: Any) -> Iterator[dict[str, Any]]:
+    data: list[str] = []
+    for line in response.iter_lines():
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip())
+        elif not line and data:
+            yield json.loads("\n".join(data))
+            data = []
+
+
+def test_modern_task_that_asks_is_answered_with_tasks_update(stack: Stack, confirm_tool: str) -> None:
+    """TX-6, TX-7 with a real worker: tasks/get shows inputRequests, tasks/update answers them,
+    and the task completes (any server process would do: the answer goes through the database)."""
+    client = Raw(stack.server.url, MODERN)
+    caps = {"elicitation": {}}
+    created = client.modern("tools/call", {"name": confirm_tool, "arguments": {}}, name=confirm_tool, capabilities=caps)
+    task_id = created["result"]["taskId"]
+
+    def get() -> dict[str, Any]:
+        return client.modern("tasks/get", {"taskId": task_id}, name=task_id, capabilities=caps)["result"]
+
+    asking = _poll(get, lambda s: s["status"] != "working")
+    assert asking["status"] == "input_required", asking
+    (key, request), *_ = asking["inputRequests"].items()
+    assert key == "elicit-1"
+    assert request["method"] == "elicitation/create"
+    assert request["params"]["requestedSchema"] == CONFIRM_FORM
+    answer = {key: {"action": "accept", "content": {"confirm": False}}}
+    ack = client.modern("tasks/update", {"taskId": task_id, "inputResponses": answer}, name=task_id, capabilities=caps)
+    assert ack["result"]["resultType"] == "complete"
+    done = _poll(get, lambda s: s["status"] not in ("working", "input_required"))
+    assert done["status"] == "completed", done
+    assert done["result"]["content"][0]["text"] == 'Export: action=accept, content={"confirm": false}'
+
+
+def test_a_task_whose_worker_dies_while_it_waits_for_input_asks_again_on_a_new_worker(
+    stack: Stack, confirm_tool: str
+) -> None:
+    """SIGKILL the worker while the task waits in input_required: the heartbeat stops, the task is
+    queued again (working), the new worker's run asks again under a new key (TX-7) and completes."""
+    client = Raw(stack.server.url, MODERN)
+    caps = {"elicitation": {}}
+    created = client.modern("tools/call", {"name": confirm_tool, "arguments": {}}, name=confirm_tool, capabilities=caps)
+    task_id = created["result"]["taskId"]
+
+    def get() -> dict[str, Any]:
+        return client.modern("tasks/get", {"taskId": task_id}, name=task_id, capabilities=caps)["result"]
+
+    first = _poll(get, lambda s: s["status"] == "input_required")
+    assert list(first["inputRequests"]) == ["elicit-1"]
+    os.kill(stack.worker.process.pid, signal.SIGKILL)
+    stack.worker.process.wait(timeout=10)
+    stack.restart_worker()
+    again = _poll(get, lambda s: s["status"] == "input_required" and "elicit-1" not in s["inputRequests"], timeout=30)
+    assert list(again["inputRequests"]) == ["elicit-2"]
+    answer = {"elicit-1": {"action": "decline"}, "elicit-2": {"action": "accept", "content": {"confirm": True}}}
+    client.modern("tasks/update", {"taskId": task_id, "inputResponses": answer}, name=task_id, capabilities=caps)
+    done = _poll(get, lambda s: s["status"] not in ("working", "input_required"))
+    assert done["status"] == "completed", done
+    assert done["result"]["content"][0]["text"] == 'Export: action=accept, content={"confirm": true}'
 
 
 @pytest.mark.node

@@ -569,25 +569,3 @@ def test_invalid_forms_are_programming_errors(modern: Mcp) -> None:
         asker.ask("elicitation/create", {"message": "Where?", "requestedSchema": nested}, None)
     with pytest.raises(ValueError, match="ctx.elicit or ctx.sample"):
         asker.ask("roots/list", {}, None)
-
-
-def test_a_task_cannot_ask_and_says_so(mcp: Mcp) -> None:
-    """Tasks cannot carry questions yet: ctx.can_elicit is False there, and ctx.elicit ends the task clearly."""
-    seen: list[bool] = []
-
-    def asks(ctx: Any) -> str:
-        seen.append(ctx.can_elicit)
-        ctx.elicit("Sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
-        return "unreachable"
-
-    registry.register(HandlerKind("test.task_asks", asks))
-    try:
-        Tool.objects.create(name="task_asks", description="asks", handler_key="test.task_asks", task_support="optional")
-        mcp.initialize("2025-11-25", capabilities={"elicitation": {}, "tasks": {}})
-        created = mcp.call("tools/call", {"name": "task_asks", "arguments": {}, "task": {}})
-        result = mcp.call("tasks/result", {"taskId": created["task"]["taskId"]})
-    finally:
-        registry.unregister("test.task_asks")
-    assert seen == [False]
-    assert result["isError"] is True
-    assert result["content"][0]["text"] == "Tool 'task_asks' cannot ask the client for input while it runs as a task."

@@ -1,0 +1,63 @@
+"""Waiting for the answer to a request for input: poll its ``McpPendingInput`` row.
+
+Shared by the two askers that block (the legacy call's ``StreamAsker`` and a task's
+``TaskAsker``): whichever process takes the client's answer writes it into the row, the
+process that asked reads it here. The wait ends with the answer, the call's (or task's)
+cancellation, or ``timeout``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..exceptions import InputUnavailable, ToolCancelled
+from ..models import McpPendingInput
+from ..protocol import inputs
+
+# How long an answer waits for the process that asked after its deadline, before the purge.
+GRACE_SECONDS = 60
+
+# Between two looks at the row (a module attribute, so tests can act while a worker waits).
+pause = time.sleep
+
+
+def wait_for_answer(
+    request_id: str,
+    method: str,
+    timeout: float,
+    cancelled: Callable[[], bool],
+    give_up: Callable[[str], None],
+) -> Any:
+    """The client's answer to ``request_id``, or raise.
+
+    ``InputUnavailable`` when the client answered with an error or not within ``timeout``
+    seconds, ``ToolCancelled`` when ``cancelled()`` turns true; ``give_up(reason)`` is called
+    first in both of the last two cases (a legacy call cancels its request, L-14).
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.02
+    while True:
+        row = (
+            McpPendingInput.objects.filter(pk=request_id, answered_at__isnull=False)
+            .values_list("answer", "error")
+            .first()
+        )
+        if row is not None:
+            answer, error = row
+            if error is not None:
+                message = error.get("message") if isinstance(error, dict) else None
+                raise InputUnavailable(f"The client did not answer {inputs.NAMES[method]}: {message or error}")
+            return answer
+        if cancelled():
+            give_up("The tool call was cancelled.")
+            raise ToolCancelled()
+        if time.monotonic() >= deadline:
+            give_up(f"No answer within {timeout:g} seconds.")
+            raise InputUnavailable(
+                f"The client did not answer {inputs.NAMES[method]} within {timeout:g} seconds; "
+                "call the tool again to be asked again."
+            )
+        pause(delay)
+        delay = min(delay * 1.5, 0.25)
