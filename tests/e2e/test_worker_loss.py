@@ -90,17 +90,18 @@ def test_a_killed_worker_with_no_successor_fails_its_task_clearly(
     assert final["statusMessage"] == "The worker running this task stopped before it finished."
 
 
-def _children(pid: int) -> list[int]:
-    found = []
+def _processes() -> Iterator[tuple[int, list[str]]]:
+    """(pid, the fields of /proc/<pid>/stat after the command name) of every process."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                yield int(entry.name), (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
+
+
+def _children(pid: int) -> list[int]:
+    return [child for child, fields in _processes() if int(fields[1]) == pid]
 
 
 def _cmdline(pid: int) -> str:
@@ -111,16 +112,8 @@ def _cmdline(pid: int) -> str:
 
 
 def _group(pgid: int) -> list[int]:
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                members.append(int(entry.name))
-    return members
+    """The live (not zombie) members of process group ``pgid``."""
+    return [pid for pid, fields in _processes() if int(fields[2]) == pgid and fields[0] != "Z"]
 
 
 def _wait(what: str, check: object, timeout: float = 60) -> object:
