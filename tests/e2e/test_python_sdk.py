@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from project.demo.tools import DEMO_TOOLS
+from tests.sdk import legacy_handshake
 from tests.servers import LiveServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -68,19 +69,8 @@ async def test_legacy_handshake(stream_server: LiveServer, version: str) -> None
     from mcp.client.streamable_http import streamable_http_client
 
     async with streamable_http_client(stream_server.url) as (read, write), ClientSession(read, write) as session:
-        init = await session.send_request(
-            types.InitializeRequest(
-                params=types.InitializeRequestParams(
-                    protocol_version=version,
-                    capabilities=types.ClientCapabilities(),
-                    client_info=types.Implementation(name="e2e", version="1"),
-                )
-            ),
-            types.InitializeResult,
-        )
+        init = await legacy_handshake(session, version)
         assert init.protocol_version == version
-        session.adopt(init)
-        await session.send_notification(types.InitializedNotification())
 
         async def list_page(cursor: str | None) -> Any:
             return await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))

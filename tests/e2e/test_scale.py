@@ -54,6 +54,7 @@ from tests.scale_cluster import (
     throwaway_postgres,
     throwaway_redis,
 )
+from tests.sdk import legacy_handshake
 from tests.servers import server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.scale, pytest.mark.node, pytest.mark.timeout(600)]
@@ -212,18 +213,7 @@ async def test_1_python_sdk_flows_with_every_request_on_a_random_host(cluster: C
             streamable_http_client(url, http_client=http) as (read, write),
             ClientSession(read, write) as session,
         ):
-            init = await session.send_request(
-                types.InitializeRequest(
-                    params=types.InitializeRequestParams(
-                        protocol_version="2025-11-25",
-                        capabilities=types.ClientCapabilities(),
-                        client_info=types.Implementation(name="scale", version="1"),
-                    )
-                ),
-                types.InitializeResult,
-            )
-            session.adopt(init)
-            await session.send_notification(types.InitializedNotification())
+            await legacy_handshake(session, name="scale")
 
             async def list_page(cursor: str | None) -> Any:
                 return await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))

@@ -20,6 +20,7 @@ import pytest
 
 from tests import services
 from tests.mcp_client import MODERN, check_message, modern_meta
+from tests.sdk import legacy_handshake
 from tests.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e]
@@ -80,18 +81,9 @@ async def test_basket_flow_with_the_sdk_legacy_client(pair: tuple[LiveServer, Li
         streamable_http_client(pair[0].url) as (read, write),
         ClientSession(read, write, elicitation_callback=_confirming(asked)) as session,
     ):
-        init = await session.send_request(
-            types.InitializeRequest(
-                params=types.InitializeRequestParams(
-                    protocol_version=version,
-                    capabilities=types.ClientCapabilities(elicitation=types.ElicitationCapability()),
-                    client_info=types.Implementation(name="e2e", version="1"),
-                )
-            ),
-            types.InitializeResult,
+        await legacy_handshake(
+            session, version, capabilities=types.ClientCapabilities(elicitation=types.ElicitationCapability())
         )
-        session.adopt(init)
-        await session.send_notification(types.InitializedNotification())
         await _basket_flow(session, asked)
 
 

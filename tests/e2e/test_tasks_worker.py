@@ -21,6 +21,7 @@ import pytest
 
 from tests import services
 from tests.mcp_client import MODERN, check_message, modern_meta
+from tests.sdk import legacy_handshake
 from tests.servers import LiveServer, Worker, drop_queue, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
@@ -162,18 +163,7 @@ async def test_python_sdk_creates_polls_fetches_and_lists(stack: Stack) -> None:
     from mcp.client.streamable_http import streamable_http_client
 
     async with streamable_http_client(stack.server.url) as (read, write), ClientSession(read, write) as session:
-        init = await session.send_request(
-            types.InitializeRequest(
-                params=types.InitializeRequestParams(
-                    protocol_version="2025-11-25",
-                    capabilities=types.ClientCapabilities(),
-                    client_info=types.Implementation(name="e2e", version="1"),
-                )
-            ),
-            types.InitializeResult,
-        )
-        session.adopt(init)
-        await session.send_notification(types.InitializedNotification())
+        init = await legacy_handshake(session)
         assert init.capabilities.tasks is not None
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(
@@ -369,18 +359,9 @@ async def test_python_sdk_answers_the_elicitation_of_a_task(stack: Stack, confir
         streamable_http_client(stack.server.url) as (read, write),
         ClientSession(read, write, elicitation_callback=confirm) as session,
     ):
-        init = await session.send_request(
-            types.InitializeRequest(
-                params=types.InitializeRequestParams(
-                    protocol_version="2025-11-25",
-                    capabilities=types.ClientCapabilities(elicitation=types.ElicitationCapability()),
-                    client_info=types.Implementation(name="e2e", version="1"),
-                )
-            ),
-            types.InitializeResult,
+        await legacy_handshake(
+            session, capabilities=types.ClientCapabilities(elicitation=types.ElicitationCapability())
         )
-        session.adopt(init)
-        await session.send_notification(types.InitializedNotification())
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(name=confirm_tool, arguments={}, task=types.TaskMetadata(ttl=120_000))
         )
