@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..models import EDITABLE_FIELDS, Tool
+from ..models import ANNOTATION_FIELDS, EDITABLE_FIELDS, Tool
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
 
@@ -22,20 +22,7 @@ TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
     ("Handler", {"fields": ("handler_key", "handler_config")}),
     ("Access", {"fields": ("required_scopes", "rate_limit", "sensitive_arguments")}),
     ("Schemas", {"fields": ("input_schema", "output_schema")}),
-    (
-        "Annotations",
-        {
-            "fields": (
-                "annotation_title",
-                "read_only_hint",
-                "destructive_hint",
-                "idempotent_hint",
-                "open_world_hint",
-                "icons",
-                "task_support",
-            )
-        },
-    ),
+    ("Annotations", {"fields": ANNOTATION_FIELDS}),
 )
 
 _JSON_ATTRS = {"class": "vLargeTextField mcp-json", "spellcheck": "false", "style": "font-family: monospace"}

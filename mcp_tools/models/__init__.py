@@ -7,6 +7,7 @@ from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_
 from .tasks import McpTask, TaskStatus, new_task_id
 from .tools import (
     ACCESS_FIELDS,
+    ANNOTATION_FIELDS,
     BINDING_FIELDS,
     EDITABLE_FIELDS,
     SCOPE_NAME_RE,
@@ -21,6 +22,7 @@ from .tools import (
 
 __all__ = [
     "ACCESS_FIELDS",
+    "ANNOTATION_FIELDS",
     "BINDING_FIELDS",
     "EDITABLE_FIELDS",
     "SCOPE_NAME_RE",

@@ -34,12 +34,7 @@ def default_input_schema() -> dict[str, Any]:
 # One list of a Tool's columns by what they are for. The catalog loads WIRE_FIELDS and
 # BINDING_FIELDS (with pk and version), the admin form edits all three groups, and export writes
 # them: a new column is added here once.
-WIRE_FIELDS: tuple[str, ...] = (
-    "name",
-    "title",
-    "description",
-    "input_schema",
-    "output_schema",
+ANNOTATION_FIELDS: tuple[str, ...] = (
     "annotation_title",
     "read_only_hint",
     "destructive_hint",
@@ -48,6 +43,8 @@ WIRE_FIELDS: tuple[str, ...] = (
     "icons",
     "task_support",
 )
+"""The hints and presentation of a tools/list entry (the admin shows them as one group)."""
+WIRE_FIELDS: tuple[str, ...] = ("name", "title", "description", "input_schema", "output_schema", *ANNOTATION_FIELDS)
 """What a tools/list entry is made of."""
 BINDING_FIELDS: tuple[str, ...] = ("handler_key", "handler_config", "rate_limit", "sensitive_arguments")
 """How a call runs: the handler kind, its config, the rate limit and the audit redactions."""
