@@ -189,6 +189,10 @@ CELERY_BEAT_SCHEDULE = {
 for _name in ("TASK_HEARTBEAT_SECONDS", "TASK_LOST_AFTER_SECONDS"):
     if os.environ.get(f"MCP_{_name}"):
         MCP_TOOLS[_name] = float(os.environ[f"MCP_{_name}"])
+if os.environ.get("MCP_AUDIT_FLUSH_ROWS"):  # 1: each audit row written in its call
+    MCP_TOOLS["AUDIT_FLUSH_ROWS"] = int(os.environ["MCP_AUDIT_FLUSH_ROWS"])
+if os.environ.get("MCP_AUDIT_FLUSH_SECONDS"):
+    MCP_TOOLS["AUDIT_FLUSH_SECONDS"] = float(os.environ["MCP_AUDIT_FLUSH_SECONDS"])
 if os.environ.get("MCP_HANDLER_POOL_SIZE"):
     MCP_TOOLS["HANDLER_POOL_SIZE"] = int(os.environ["MCP_HANDLER_POOL_SIZE"])
 if os.environ.get("MCP_AUTH_BACKEND"):
