@@ -103,10 +103,17 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             try:
-                await sync_to_async(audit.flush, thread_sensitive=False)()
+                await sync_to_async(_flush_audit, thread_sensitive=False)()
             finally:
                 await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+def _flush_audit() -> None:
+    try:
+        audit.flush()
+    finally:
+        connections.close_all()  # this thread's, opened for the flush
 
 
 class _Exchange:

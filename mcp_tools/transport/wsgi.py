@@ -114,4 +114,5 @@ async def _collect(chunks: AsyncIterator[bytes]) -> bytes:
 
 def _close_old_connections() -> None:
     for conn in connections.all(initialized_only=True):
-        conn.close_if_unusable_or_obsolete()
+        if not conn.in_atomic_block:  # only a test's transaction spans requests
+            conn.close_if_unusable_or_obsolete()
