@@ -6,9 +6,9 @@
 Each server runs 2 processes on 127.0.0.1 over a SQLite database of 101 tools (the demo's plus
 padding, ``bench/seed.py``); the load is wrk (1 thread, ``bench/post.lua``) sending a 2026-07-28
 ``tools/call`` of ``echo``. Server CPU per call is the CPU time of the server's processes (master
-and workers, from ``/proc``) over the calls answered. ``--callgrind N`` instead runs N calls in
-one process under ``valgrind --tool=callgrind`` and prints its instruction count per call (steady
-when other work loads the machine).
+and workers, from ``/proc``) over the calls answered. Wall-clock numbers swing with whatever else
+runs; for before/after comparisons on a shared machine count instructions with
+``bench/callgrind_call.py`` under ``valgrind --tool=callgrind`` instead.
 """
 
 from __future__ import annotations

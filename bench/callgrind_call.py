@@ -4,9 +4,10 @@
       valgrind --tool=callgrind --callgrind-out-file=/dev/null python bench/callgrind_call.py wsgi 2000
 
 Runs ``N`` 2026-07-28 ``tools/call`` of ``echo`` through ``project.wsgi`` (the WSGI front) or
-``project.asgi`` (the ASGI front, its thread hop included) after a warm-up of 50; no server, no
-socket. Instructions per call are (instructions of a run of N - of a run of 0) / N:
-``bench/callcost.py --callgrind`` does the arithmetic.
+``project.asgi`` (the ASGI front, its thread hop included), or ``bare`` (with
+``DJANGO_SETTINGS_MODULE=bench.bare_wsgi_settings``: a bare synchronous Django view, the limit)
+after a warm-up of 50; no server, no socket. Instructions per call are (instructions of a run of N - of a run of 0) / N:
+run it twice.
 """
 
 from __future__ import annotations
@@ -45,8 +46,16 @@ HEADERS = {
 }
 
 
-def wsgi(n: int) -> None:
-    from project.wsgi import application
+def wsgi(n: int, bare: bool = False) -> None:
+    application: Any
+    if bare:  # DJANGO_SETTINGS_MODULE=bench.bare_wsgi_settings: the bare view, the limit
+        from django.core.wsgi import get_wsgi_application
+
+        application = get_wsgi_application()
+    else:
+        from project import wsgi as site
+
+        application = site.application
 
     def start_response(status: str, headers: list[tuple[str, str]]) -> None:
         assert status.startswith("200"), status
@@ -67,7 +76,7 @@ def wsgi(n: int) -> None:
     for _ in range(n):
         environ = dict(base, **{"wsgi.input": io.BytesIO(BODY)})
         out = b"".join(application(environ, start_response))
-        assert b'"hello"' in out, out
+        assert bare or b'"hello"' in out, out
 
 
 def asgi(n: int) -> None:
@@ -119,6 +128,8 @@ if __name__ == "__main__":
 
     django.setup()
     kind, count = sys.argv[1], int(sys.argv[2])
-    serve = wsgi if kind == "wsgi" else asgi
-    serve(50)
-    serve(count)
+    for n in (50, count):
+        if kind == "asgi":
+            asgi(n)
+        else:
+            wsgi(n, bare=kind == "bare")
