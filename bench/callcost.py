@@ -100,7 +100,7 @@ def start(kind: str, env: dict[str, str], workers: int, log: Path) -> tuple[subp
 def call_once(port: int) -> bytes:
     req = urllib.request.Request(f"http://{HOST}:{port}/mcp", data=json.dumps(BODY).encode(), headers=dict(HEADERS))
     with urllib.request.urlopen(req, timeout=30) as response:
-        return response.read()
+        return bytes(response.read())
 
 
 def load(port: int, pid: int, concurrency: int, seconds: int, body_file: Path) -> dict[str, float]:
