@@ -179,6 +179,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = os.environ.get("MCP_CELERY_EAGER") == "1"
+# Celery closes the worker's database connections after every task unless told to reuse them
+# (a new connection, on SQLite with its PRAGMAs, per task). mcp_tools.run_task checks its
+# connection before each task as Django does between requests (CONN_MAX_AGE, health checks).
+CELERY_DB_REUSE_MAX = int(os.environ.get("MCP_CELERY_DB_REUSE_MAX", "1000"))
 CELERY_BEAT_SCHEDULE = {
     "mcp-tools-purge-expired-tasks": {"task": "mcp_tools.purge_expired_tasks", "schedule": 300.0},
     "mcp-tools-purge-audit-events": {"task": "mcp_tools.purge_audit_events", "schedule": 3600.0},
