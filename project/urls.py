@@ -7,6 +7,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import include, path, reverse
 
+from project.library.api import LibraryStats, router
+
 
 def home(request: HttpRequest) -> HttpResponse:
     """The landing page: the MCP URL, how to connect clients, the OAuth switch, the admin."""
@@ -23,6 +25,8 @@ def home(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("", home, name="home"),
     path("admin/", admin.site.urls),
+    path("api/", include(router.urls)),  # the demo REST API (project/library/api.py)
+    path("api/stats/", LibraryStats.as_view(), name="library-stats"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     # OAuth: PRM, AS metadata, DOT under o/ with the MCP wrappers (consent, CORS, DCR policy).
     path("", include("mcp_tools.oauth.urls")),
