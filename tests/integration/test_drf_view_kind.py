@@ -7,17 +7,20 @@ viewset's own permission classes allow one user and refuse another.
 from __future__ import annotations
 
 import datetime
+import io
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.management import call_command
 
 from mcp_tools.admin.forms import ToolForm
 from mcp_tools.models import Tool
 from mcp_tools.registry import registry
 from project.library.models import Author, Book
 from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401 - a fixture
+from tests.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 
@@ -104,3 +107,13 @@ def test_view_errors_are_error_results(client: Any, book: Book) -> None:
     assert "do not fit route 'book-detail'" in editor.refused("api_get_book", {"pk": "not/a/pk"})
     # A missing URL argument is refused by the derived input schema.
     assert "'pk' is a required property" in editor.refused("api_get_book", {})
+
+
+def test_on_an_open_server_the_view_sees_no_user_and_refuses(client: Any, settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.AllowAnyBackend"}
+    call_command("load_demo_tools", stdout=io.StringIO())  # the demo's library_stats (drf.view)
+    mcp = Mcp(client)
+    mcp.initialize()
+    result = mcp.call("tools/call", {"name": "library_stats", "arguments": {}})
+    assert result.get("isError") is True
+    assert result["content"][0]["text"].startswith("The caller is not allowed to do this (403)")
