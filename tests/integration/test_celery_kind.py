@@ -7,6 +7,7 @@ worker and broker are exercised in tests/e2e/test_builtin_kinds.py.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -14,8 +15,10 @@ from django.core.exceptions import ValidationError
 
 from mcp_tools.admin.forms import ToolForm
 from mcp_tools.contrib.celery import handlers
+from mcp_tools.exceptions import ToolCancelled
 from mcp_tools.models import Tool
 from mcp_tools.registry import registry
+from mcp_tools.types import ANONYMOUS, ToolContext
 from tests.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
@@ -122,3 +125,46 @@ def test_called_as_a_task_it_runs_in_the_tasks_worker(mcp: Mcp) -> None:
     task_id = created["task"]["taskId"]
     result = mcp.call("tasks/result", {"taskId": task_id})
     assert result["structuredContent"] == {"words": 3, "distinct": 2, "top": ["x", "y"]}
+
+
+@pytest.fixture
+def queued() -> Any:
+    """Messages wait in Celery's in-memory broker (no worker consumes them)."""
+    from project.celery import app
+
+    app.conf.task_always_eager = False
+    yield
+    app.conf.task_always_eager = True
+
+
+def test_a_plain_call_waits_at_most_its_timeout(mcp: Mcp, queued: None) -> None:
+    _tool("slow", {"task": "demo.sleep", "timeout": 0.3})
+    mcp.initialize()
+    started = time.monotonic()
+    result = mcp.call("tools/call", {"name": "slow", "arguments": {"seconds": 1}})
+    assert result.get("isError") is True
+    assert result["content"][0]["text"] == "Task 'demo.sleep' did not finish within 0.3 s."
+    assert time.monotonic() - started < 3
+
+
+def test_a_cancelled_call_stops_waiting(queued: None) -> None:
+    checks: list[bool] = []
+
+    def cancelled() -> bool:
+        checks.append(True)
+        return len(checks) > 2  # the client cancels while the call waits
+
+    ctx = ToolContext(
+        arguments={"seconds": 1},
+        config={"task": "demo.sleep", "timeout": 10},
+        principal=ANONYMOUS,
+        tool_name="slow",
+        tool_version=1,
+        _progress=lambda *a: None,
+        _log=lambda *a: None,
+        _cancelled=cancelled,
+    )
+    started = time.monotonic()
+    with pytest.raises(ToolCancelled):
+        handlers.run_celery_task(ctx)
+    assert time.monotonic() - started < 3

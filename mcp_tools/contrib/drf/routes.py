@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
+from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, resolve, reverse
 from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
@@ -190,7 +190,9 @@ def call_view(ctx: ToolContext) -> ToolResult:
         raise ToolError(f"The URL arguments do not fit route {route.name!r} (it takes: {names}).") from None
     rest = {k: v for k, v in ctx.arguments.items() if k not in url_arguments}
     request = _request(method, path, rest, ctx.principal.user)
-    response = route.view(request, **{k: str(v) for k, v in url_arguments.items()})
+    match = resolve(path)  # the URL arguments converted by the route's converters, as a request gets them
+    request.resolver_match = match
+    response = match.func(request, *match.args, **match.kwargs)
     data = getattr(response, "data", None)
     status = response.status_code
     if status >= 400:
