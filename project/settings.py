@@ -2,7 +2,8 @@
 
 Environment: DJANGO_DEBUG, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, MCP_DATABASE ("sqlite" or
 "postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH, MCP_AUTH ("oauth" turns on
-OAuth for /mcp; default: open, for local trials), MCP_RESOURCE_URL (the endpoint's public URL),
+OAuth for /mcp; default: open, for local trials), MCP_RESOURCE_URL (the endpoint's public URL;
+default http://HOST:PORT/mcp), HOST and PORT (those `make run` serves on), CELERY_RESULT_BACKEND,
 MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND,
 CELERY_BROKER_URL (default: an embedded SQLite broker file under var/, no server needed),
 MCP_CELERY_VISIBILITY_TIMEOUT.
