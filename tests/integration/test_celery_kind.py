@@ -168,3 +168,23 @@ def test_a_cancelled_call_stops_waiting(queued: None) -> None:
     with pytest.raises(ToolCancelled):
         handlers.run_celery_task(ctx)
     assert time.monotonic() - started < 3
+
+
+def test_without_a_result_backend_a_check_warns_and_a_plain_call_is_unavailable(
+    mcp: Mcp, queued: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from celery import current_app
+    from celery.backends.base import DisabledBackend
+
+    from mcp_tools.contrib.celery.checks import check_result_backend
+
+    assert check_result_backend() == []
+    app = current_app._get_current_object()
+    monkeypatch.setattr(type(app), "backend", DisabledBackend(app))  # fault: no backend configured
+    (warning,) = check_result_backend()
+    assert warning.id == "mcp_tools_celery.W001"
+    _tool("divide", {"task": "demo.divide"})
+    mcp.initialize()
+    result = mcp.call("tools/call", {"name": "divide", "arguments": {"a": 1, "b": 2}})
+    assert result.get("isError") is True
+    assert result["content"][0]["text"] == "Tool 'divide' is not available right now."

@@ -9,6 +9,7 @@ class McpToolsCeleryConfig(AppConfig):
     verbose_name = "MCP tools: Celery tasks as tools"
 
     def ready(self) -> None:
-        from . import handlers
+        from . import checks, handlers
 
         handlers.register_kinds()
+        checks.register()

@@ -49,12 +49,15 @@ POLL_SECONDS = 0.1
 # Task names never offered: Celery's own (celery.chord, celery.backend_cleanup ...) and this
 # app's internal jobs (mcp_tools.run_task, the purges).
 HIDDEN_PREFIXES = ("celery.", "mcp_tools.")
+_discovered: set[int] = set()  # the Celery apps whose task modules were imported
 
 
 def task_names() -> list[str]:
     """The names of the tasks the site's Celery app has, that a tool may run, sorted."""
     app = current_app
-    app.loader.import_default_modules()  # runs the app's autodiscover_tasks(), as a worker does
+    if id(app) not in _discovered:  # once per process and app (about 30 ms)
+        app.loader.import_default_modules()  # runs the app's autodiscover_tasks(), as a worker does
+        _discovered.add(id(app))
     return sorted(name for name in app.tasks if not name.startswith(HIDDEN_PREFIXES))
 
 
