@@ -188,3 +188,12 @@ def test_without_a_result_backend_a_check_warns_and_a_plain_call_is_unavailable(
     result = mcp.call("tools/call", {"name": "divide", "arguments": {"a": 1, "b": 2}})
     assert result.get("isError") is True
     assert result["content"][0]["text"] == "Tool 'divide' is not available right now."
+
+
+def test_the_admin_offers_both_built_in_kinds_with_label_description_and_choices(admin_client: Any) -> None:
+    page = admin_client.get("/admin/mcp_tools/tool/add/").content.decode()
+    assert "<strong>Run a Celery task</strong> <code>celery.task</code>" in page
+    assert "<strong>Call a DRF view of this site</strong> <code>drf.view</code>" in page
+    assert "Runs one of this site&#x27;s Celery tasks by name" in page
+    assert "demo.word_stats" in page  # the task choices
+    assert "library-stats" in page  # the route choices
