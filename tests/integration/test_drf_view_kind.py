@@ -99,7 +99,10 @@ def test_view_errors_are_error_results(client: Any, book: Book) -> None:
     make_user("editor", *perms("book", app="library"))
     _tool("api_patch_book", "book-detail", "PATCH")
     _tool("api_get_book", "book-detail", "GET")
+    _tool("api_books", "book-list", "GET")
     editor = Caller(client, "editor")
+    # Other arguments of a GET are query parameters: page 2 of one book does not exist.
+    assert "Invalid page" in editor.refused("api_books", {"page": 2})
     assert editor.refused("api_get_book", {"pk": 999999}).startswith("The view refused the call (404)")
     invalid = editor.refused("api_patch_book", {"pk": book.pk, "price": "-1"})
     assert invalid.startswith("The view refused the call (400)")

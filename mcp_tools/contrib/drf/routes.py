@@ -26,7 +26,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, resolve, reverse
 from rest_framework.utils.encoders import JSONEncoder
@@ -52,7 +52,6 @@ class Route:
     arguments: tuple[str, ...]
     methods: tuple[str, ...]
     actions: dict[str, str]  # method -> viewset action (empty for an APIView)
-    view: Any
 
 
 def _walk(patterns: Any, namespace: str = "") -> Iterator[tuple[str, URLPattern, tuple[str, ...]]]:
@@ -91,7 +90,7 @@ def routes() -> dict[str, Route]:
             continue
         actions, methods = _methods(view)
         if methods:
-            found[name] = Route(name, arguments, methods, actions, view)
+            found[name] = Route(name, arguments, methods, actions)
     return found
 
 
@@ -143,30 +142,36 @@ def _request(method: str, path: str, arguments: dict[str, Any], user: Any) -> An
     from rest_framework.test import APIRequestFactory, force_authenticate
 
     site = urlsplit(mcp_settings.RESOURCE_URL or "")
-    factory = APIRequestFactory(SERVER_NAME=site.hostname or "localhost", SERVER_PORT=str(site.port or 80))
     secure = site.scheme == "https"
+    factory = APIRequestFactory(
+        SERVER_NAME=site.hostname or "localhost", SERVER_PORT=str(site.port or (443 if secure else 80))
+    )
     if method in BODY_METHODS:
-        request = factory.generic(
-            method, path, json.dumps(arguments, cls=JSONEncoder), "application/json", secure=secure
-        )
+        body = json.dumps(arguments, cls=JSONEncoder)
+        request = factory.generic(method, path, body, "application/json", secure=secure)
     else:
-        query = {k: v if isinstance(v, list) else ("" if v is None else _scalar(v)) for k, v in arguments.items()}
-        request = factory.generic(method, path, secure=secure, QUERY_STRING=_encode(query))
+        request = factory.generic(method, path, secure=secure, QUERY_STRING=_query(arguments))
     if user is not None and getattr(user, "is_authenticated", False):
         force_authenticate(request, user=user)
     return request
 
 
+def _query(arguments: dict[str, Any]) -> str:
+    """Arguments as a query string: a list repeats its key, other values are JSON but strings."""
+    pairs = [
+        (key, _scalar(item))
+        for key, value in arguments.items()
+        for item in (value if isinstance(value, list) else [value])
+    ]
+    return urlencode(pairs)
+
+
 def _scalar(value: Any) -> str:
+    if value is None:
+        return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     return value if isinstance(value, str) else json.dumps(value, cls=JSONEncoder)
-
-
-def _encode(query: dict[str, Any]) -> str:
-    from urllib.parse import urlencode
-
-    return urlencode({k: [_scalar(i) for i in v] if isinstance(v, list) else v for k, v in query.items()}, doseq=True)
 
 
 def _detail(data: Any) -> str:
