@@ -23,6 +23,7 @@ run: install
 	$(PY) manage.py seed_library  # the demo library: 10,000 books (bulk_create; idempotent)
 	$(PY) manage.py mcp_sync_toolsets  # its model toolsets as tool rows (idempotent)
 	@echo "MCP endpoint: http://$(HOST):$(PORT)/mcp   admin: http://$(HOST):$(PORT)/admin/"
+	@echo "With MCP_AUTH=oauth, a token: HOST=$(HOST) PORT=$(PORT) $(PY) manage.py mcp_token --user admin --scopes all"
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m project.run
 
 # Debian's Chromium and ChromeDriver for the admin browser test, installed when missing (root and
