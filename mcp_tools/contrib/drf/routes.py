@@ -21,10 +21,12 @@ The response data is the result's ``structuredContent`` (a non-object wrapped as
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -80,10 +82,20 @@ def _methods(view: Any) -> tuple[dict[str, str], tuple[str, ...]]:
     return {}, tuple(m for m in METHODS if m in allowed and hasattr(cls, m.lower()))
 
 
-def routes() -> dict[str, Route]:
-    """The site's named routes served by DRF views (the first pattern of each name)."""
+def routes() -> Mapping[str, Route]:
+    """The site's named routes served by DRF views (the first pattern of each name).
+
+    Read once per URL resolver (a call looks its route up here): Django builds a new resolver
+    when the URLconf changes (``clear_url_caches``, ``ROOT_URLCONF`` overridden in a test), so
+    the walk is redone then and never per call.
+    """
+    return _routes_of(get_resolver())
+
+
+@functools.lru_cache(maxsize=8)
+def _routes_of(resolver: URLResolver) -> Mapping[str, Route]:
     found: dict[str, Route] = {}
-    for name, pattern, arguments in _walk(get_resolver().url_patterns):
+    for name, pattern, arguments in _walk(resolver.url_patterns):
         view = pattern.callback
         cls = getattr(view, "cls", None)
         if name in found or not (isinstance(cls, type) and issubclass(cls, APIView)):
@@ -91,7 +103,7 @@ def routes() -> dict[str, Route]:
         actions, methods = _methods(view)
         if methods:
             found[name] = Route(name, arguments, methods, actions)
-    return found
+    return MappingProxyType(found)
 
 
 def config_schema() -> dict[str, Any]:
