@@ -91,7 +91,11 @@ def test_a_kind_whose_schema_is_not_form_able_is_edited_as_json(admin_client: Cl
     config = '{"content": [{"type": "text", "text": "hello"}]}'
     response = admin_client.post(ADD, {**FORM, "handler_key": "demo.static", "handler_config": config})
     assert response.status_code == 302
-    assert Tool.objects.get().handler_config == {"content": [{"type": "text", "text": "hello"}]}
+    tool = Tool.objects.get()
+    assert tool.handler_config == {"content": [{"type": "text", "text": "hello"}]}
+    form = admin_client.get(f"{LIST}{tool.pk}/change/").context["adminform"].form
+    assert "demo.static" not in form.config_groups  # no fields: its config is the JSON box
+    assert "demo.report" in form.config_groups
     errors = _errors(admin_client.post(ADD, {**FORM, "name": "x", "handler_key": "demo.static"}))
     assert errors == {"handler_config": ["(config): 'content' is a required property"]}
 
@@ -194,5 +198,6 @@ def test_try_it_without_a_form_able_input_schema_has_the_json_box_only(admin_cli
     url = f"{LIST}{tool.pk}/try/"
     page = admin_client.get(url).content.decode()
     assert 'name="arg__' not in page
+    assert admin_client.get(url).context["form"].argument_fields is None
     response = admin_client.post(url, {"arguments": '{"items": [{"x": 1}]}', "protocol_version": "2025-11-25"})
     assert response.context["trial"].result["structuredContent"] == {"items": [{"x": 1}]}
