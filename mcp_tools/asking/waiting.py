@@ -8,10 +8,12 @@ cancellation, or ``timeout``.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..conf import mcp_settings
 from ..exceptions import InputUnavailable, ToolCancelled
 from ..models import McpPendingInput
 from ..protocol import inputs
@@ -20,6 +22,34 @@ from ..protocol import inputs
 GRACE_SECONDS = 60
 
 T = TypeVar("T")
+
+
+class WaitSlots:
+    """Calls of this process waiting for a person, each holding a thread of the handler pool:
+    a legacy call waiting for an answer on its stream, a call waiting for its approval.
+
+    At most half of ``HANDLER_POOL_SIZE`` wait at once, so calls that wait for people never take
+    every handler thread from calls that do not (answers and decisions arrive elsewhere: the
+    protocol pool, the admin).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.taken = 0
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.taken >= max(1, int(mcp_settings.HANDLER_POOL_SIZE) // 2):
+                return False
+            self.taken += 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self.taken -= 1
+
+
+people = WaitSlots()
 
 # Between two looks at the row (a module attribute, so tests can act while a worker waits).
 pause = time.sleep

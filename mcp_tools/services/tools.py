@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from .. import approvals, audit, cancel, ratelimit, runner
+from ..asking.waiting import people
 from ..auth import AuthFailure, get_auth_backend
 from ..catalog import Catalog, CompiledTool, get_catalog
 from ..conf import mcp_settings
@@ -212,13 +213,23 @@ def _await_approval(
     req: Request, ex: Exchange, tool: CompiledTool, arguments: dict[str, Any], note: dict[str, Any]
 ) -> bytes | None | _Approved:
     """Store the pending call and wait for a person's decision (any process may take it)."""
-    pending = approvals.request(tool, arguments, ex.principal)
-    timeout = approvals.timeout_of(tool)
-    threshold = _log_threshold(ex)
-    if ex.emit is not None and level_allows(threshold, "info"):
-        waiting = f"Call #{pending.pk} of tool {tool.name!r} awaits approval (up to {timeout} seconds)."
-        ex.emit(_notification("notifications/message", {"level": "info", "logger": "mcp_tools", "data": waiting}))
-    row = approvals.await_decision(pending.pk, timeout, ex.cancelled)
+    if not people.take():
+        message = (
+            "Too many calls on this server are waiting for a person right now; retry later "
+            "(or call the tool as a task)."
+        )
+        note.update(outcome="rate_limited", detail=message)
+        return complete(req, ex, _retry_later(message, 5.0, ex.revision))
+    try:
+        pending = approvals.request(tool, arguments, ex.principal)
+        timeout = approvals.timeout_of(tool)
+        if ex.emit is not None and level_allows(_log_threshold(ex), "info"):
+            waiting = f"Call #{pending.pk} of tool {tool.name!r} awaits approval (up to {timeout} seconds)."
+            logged = {"level": "info", "logger": "mcp_tools", "data": waiting}
+            ex.emit(_notification("notifications/message", logged))
+        row = approvals.await_decision(pending.pk, timeout, ex.cancelled)
+    finally:
+        people.give_back()
     if row.state == ApprovalState.APPROVED and approvals.claim(row.pk):
         return APPROVED
     if row.state == ApprovalState.CANCELLED or ex.cancelled():

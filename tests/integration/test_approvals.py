@@ -456,3 +456,18 @@ def test_the_flag_is_exported_imported_revised_and_edited(gated_tool: Tool, appr
     page = approver_client.get(f"/admin/mcp_tools/tool/{tool.pk}/change/").content.decode()
     assert 'name="requires_approval"' in page
     assert 'name="approval_timeout"' in page
+
+
+def test_calls_waiting_for_people_never_take_every_handler_thread(mcp: Mcp, settings: Any) -> None:
+    """Approval waits share the half of HANDLER_POOL_SIZE that legacy answers may hold."""
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "HANDLER_POOL_SIZE": 2}
+    assert waiting.people.take()  # the one slot: a call already waits for a person
+    try:
+        result = _call(mcp, "2025-11-25", {"amount": 1})
+    finally:
+        waiting.people.give_back()
+    assert result["isError"] is True
+    assert _text(result).startswith("Too many calls on this server are waiting for a person right now")
+    assert result["_meta"] == {"retryAfterSeconds": 5.0}
+    assert not McpApproval.objects.exists()
+    assert RUNS == []
