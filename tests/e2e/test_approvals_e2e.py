@@ -3,12 +3,16 @@
 The SDK calls a gated tool and waits; a staff user logged in to the server's admin (a real HTTP
 session: login form, CSRF) finds the pending call in "Call approvals" and approves or rejects
 it with the change page's forms. On 2026-07-28 and 2025-11-25; the SDK sees the result, or an
-isError result with the reason. The browser walk-through: tests/e2e/test_admin_browser.py.
+isError result with the reason. Task-augmented calls with a real Celery worker on Redis: the
+task is held until approved, then run by the worker; a rejected one fails with the reason. The
+browser walk-through: tests/e2e/test_admin_browser.py.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +21,9 @@ import anyio
 import httpx
 import pytest
 
-from tests.sdk import legacy_handshake
-from tests.servers import LiveServer, run_server
+from tests import services
+from tests.sdk import legacy_handshake, send_unchecked
+from tests.servers import LiveServer, drop_queue, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e]
 
@@ -28,10 +33,11 @@ PASSWORD = "approver-pw"
 GATE_ECHO = """
 from django.contrib.auth.models import Permission, User
 from mcp_tools.models import Tool
-tool = Tool.objects.get(name="echo")
-tool.requires_approval = True
-tool.approval_timeout = 60
-tool.save()
+for name in ("echo", "build_report"):
+    tool = Tool.objects.get(name=name)
+    tool.requires_approval = True
+    tool.approval_timeout = 60
+    tool.save()
 user = User.objects.create_user("approver", password="approver-pw", is_staff=True)
 user.user_permissions.add(Permission.objects.get(codename="approve_call"))
 """
@@ -153,3 +159,81 @@ def test_a_rejected_call_gives_the_sdk_client_the_reason(server: LiveServer, ver
     result, _, _ = anyio.run(_flow, server, version, "reject", "Not during the freeze")
     assert result.is_error is True
     assert result.content[0].text == "The call of tool 'echo' was rejected by approver: Not during the freeze"
+
+
+# --------------------------------------------------------------------------- tasks, real worker
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The server and a Celery worker on Redis (its own queue), sharing a SQLite file."""
+    services.require("redis")
+    tmp: Path = tmp_path_factory.mktemp("approval-tasks")
+    queue = f"mcp-e2e-approvals-{uuid.uuid4().hex[:8]}"
+    broker = f"redis://127.0.0.1:6379/{os.environ.get('MCP_TEST_REDIS_DB', '5')}"
+    with run_server(tmp, extra_env={"CELERY_BROKER_URL": broker, "MCP_TASK_QUEUE": queue}) as live:
+        live.manage("shell", "-c", GATE_ECHO)
+        worker = start_worker(live.env, tmp / "worker.log", queue=queue, concurrency=2)
+        try:
+            yield live
+        finally:
+            worker.stop()
+            drop_queue(broker, queue)
+
+
+async def _task_flow(server: LiveServer) -> None:
+    import mcp.types as types
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    approver = Approver(server)
+    await approver.login()
+
+    async def get(session: Any, task_id: str) -> Any:
+        request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+        return await session.send_request(request, types.GetTaskResult)
+
+    async def until_done(session: Any, task_id: str) -> Any:
+        with anyio.fail_after(30):
+            while (got := await get(session, task_id)).status not in ("completed", "failed", "cancelled"):
+                await anyio.sleep(0.1)
+        return got
+
+    async def result(session: Any, task_id: str) -> Any:
+        request = types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id))
+        return await session.send_request(request, types.CallToolResult)
+
+    async with streamable_http_client(server.url) as (read, write), ClientSession(read, write) as session:
+        await legacy_handshake(session)
+        for decision in ("approve", "reject"):
+            request = types.CallToolRequest(
+                params=types.CallToolRequestParams(
+                    name="build_report", arguments={"steps": 1}, task=types.TaskMetadata(ttl=120_000)
+                )
+            )
+            created = types.CreateTaskResult.model_validate(await send_unchecked(session, request))
+            task_id = created.task.task_id
+            pk = await approver.pending_call()
+            assert created.task.status == "working"
+            assert created.task.status_message == f"Awaiting approval (call #{pk})."
+            await anyio.sleep(1.0)  # the worker is idle: nothing runs before the decision
+            held = await get(session, task_id)
+            assert (held.status, held.status_message) == ("working", f"Awaiting approval (call #{pk}).")
+            await approver.decide(pk, decision, "Reports are frozen")
+            done = await until_done(session, task_id)
+            payload = await result(session, task_id)
+            if decision == "approve":
+                assert done.status == "completed"
+                assert payload.content[0].text == "Report ready after 1 steps."
+            else:  # T11-17: an isError result fails a 2025-11-25 task
+                assert done.status == "failed"
+                refusal = "The call of tool 'build_report' was rejected by approver: Reports are frozen"
+                assert done.status_message == refusal
+                assert payload.is_error is True
+                assert payload.content[0].text == refusal
+    await approver.http.aclose()
+
+
+@pytest.mark.redis
+def test_a_held_task_runs_in_the_worker_only_once_approved(stack: LiveServer) -> None:
+    anyio.run(_task_flow, stack)
