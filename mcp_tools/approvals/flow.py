@@ -23,7 +23,7 @@ from .. import audit
 from ..asking.waiting import poll
 from ..catalog import CompiledTool
 from ..conf import mcp_settings
-from ..models import ApprovalState, McpApproval, McpTask, Tool
+from ..models import ApprovalState, McpApproval, McpTask
 from ..protocol import tasks as wire
 from ..protocol import versions as v
 from ..runner import error
@@ -65,7 +65,7 @@ def request(tool: CompiledTool, arguments: dict[str, Any], principal: Principal,
     now = timezone.now()
     user = principal.user
     return McpApproval.objects.create(
-        tool=Tool(pk=tool.pk),
+        tool_id=tool.pk,
         tool_name=tool.name,
         tool_version=tool.version,
         arguments=redact(arguments, tool.sensitive_arguments),

@@ -2,7 +2,7 @@
 
 Plain calls through the view on 2025-11-25 and 2026-07-28: while the call polls its row,
 ``asking.waiting.pause`` hands control to the test, which decides as an admin would
-(``approvals.decide``; the admin's own pages: test_approval_admin below). Task-augmented calls:
+(``approvals.decide``; the admin's own pages: the tests at the end). Task-augmented calls:
 the task is held (working, not enqueued) until approved; the test runs the worker entry point
 itself. The real server, SDK clients and Celery worker: tests/e2e/test_approvals_e2e.py.
 """
