@@ -259,6 +259,9 @@ class Catalog:
         cost = len(body) + PAGE_ENTRY_OVERHEAD
         if cost > self.page_cache_limit:
             return  # larger than the whole cache: served, never kept
+        # orjson's buffer can be up to twice the body's length: keep an exact-size copy, so the
+        # bytes counted are the bytes held.
+        body = bytes(memoryview(body))
         with self._lock:
             old = self._pages.pop(key, None)
             if old is not None:
