@@ -251,8 +251,9 @@ class Catalog:
         start = 0
         if after is not None:
             # Keyset position: the first visible tool whose name sorts after ``after``.
-            names = [self.names[i] for i in indices] if len(indices) != len(self.names) else self.names
-            start = bisect.bisect_right(names, after)
+            # Binary search through the view by name: no list of its names built per page.
+            names = self.names
+            start = bisect.bisect_right(indices, after, key=names.__getitem__)
         chosen = indices[start : start + page_size]
         tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=tasks_enabled) for i in chosen]
         next_after = self.tools[chosen[-1]].name if chosen and start + page_size < len(indices) else None
