@@ -60,14 +60,12 @@ from bench.run import (  # noqa: E402
     fmt,
     free_port,
     median_of,
-    noisy,
     pick_loadgen,
     post,
     print_run,
     ratio,
     request_for,
     run_load,
-
 )
 from bench.stacks import STACKS  # noqa: E402
 from tests.servers import stop_process  # noqa: E402
@@ -494,7 +492,9 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
     report: dict[str, Any] = {
         "environment": env_info,
         "settings": vars(args) | {"output": str(args.output)},
-        "servers": {name: {"label": LABELS[name], "shape": servers[name].shape, "rss_mb": memory[name]} for name in order},
+        "servers": {
+            name: {"label": LABELS[name], "shape": servers[name].shape, "rss_mb": memory[name]} for name in order
+        },
         "rows": rows,
     }
     print_table(order, cells, rows, memory)
@@ -534,8 +534,6 @@ def seed_only_echo(tmp: Path) -> tuple[Path, dict[str, Any]]:
         raise SystemExit(f"seeded {info['tools']} tools, expected {TOOLS}")
     info["seconds"] = round(time.perf_counter() - t0, 2)
     return db, info
-
-
 
 
 def summarize(
@@ -598,8 +596,10 @@ def print_ratios(
                     if value < target:
                         missed.append(f"{mine} {method} c={c} vs mcpz {value:.2f} < {target}")
             print(f"  {mine:<10}{method:<11}c={c:<3} " + ", ".join(parts))
-    print(f"\nIssue targets (equal process counts): tools/call >= {TARGET_CALL_VS_MCPZ}x django-mcpz at c=1 and c=32, "
-          f"tools/list >= {TARGET_LIST_VS_MCPZ}x, p99 of tools/call at c=32 <= {TARGET_P99_CALL_C32_MS:g} ms")  # fmt: skip
+    print(
+        f"\nIssue targets (equal process counts): tools/call >= {TARGET_CALL_VS_MCPZ}x django-mcpz at c=1 and "
+        f"c=32, tools/list >= {TARGET_LIST_VS_MCPZ}x, p99 of tools/call at c=32 <= {TARGET_P99_CALL_C32_MS:g} ms"
+    )
     for mine in ours:
         call = _row(rows, mine, "tools/call", 32)
         if call is not None:

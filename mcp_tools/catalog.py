@@ -16,11 +16,11 @@ permissions share them, and a permission change is seen on the user's next reque
 from __future__ import annotations
 
 import bisect
-from array import array
 import dataclasses
 import hashlib
 import logging
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field

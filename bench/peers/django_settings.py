@@ -19,9 +19,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
 ]
 MIDDLEWARE = json.loads(os.environ.get("BENCH_MIDDLEWARE_JSON", "[]"))
-DATABASES = {
-    "default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.environ.get("BENCH_PEER_DB", ":memory:")}
-}
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.environ.get("BENCH_PEER_DB", ":memory:")}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 USE_I18N = True
