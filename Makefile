@@ -52,7 +52,7 @@ bench: install
 	$(PY) bench/models.py
 
 # Ours against django-mcpz, django-mcp-server and the official SDK, each in its own venv under
-# var/bench-peers/ made from bench/peers/*.txt (PyPI), 2 processes each (about 14 min).
+# var/bench-peers/ made from bench/peers/*.txt (PyPI), 2 processes each (about 17 min).
 bench-peers: install
 	$(PY) bench/peers.py
 

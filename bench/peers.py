@@ -180,24 +180,36 @@ class PeerServer:
     def url(self) -> str:
         return f"http://{HOST}:{self.port}/mcp"
 
+    def processes(self) -> list[int]:
+        """The server's processes now (the tree is read again: a helper process may come and go)."""
+        if self.process.poll() is not None:
+            return []
+        return tree(self.process.pid)
+
     def cpu_seconds(self) -> float | None:
-        """User + system CPU of every process of the server (workers are found once, at start)."""
+        """User + system CPU of every process of the server, from /proc."""
+        pids = self.processes()
+        if not pids:
+            return None
         total = 0.0
-        for pid in self.pids or [self.process.pid]:
+        for pid in pids:
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
-                return None  # a worker restarted: no honest number for this run
+                continue  # exited between the scan and the read
             total += (int(fields[11]) + int(fields[12])) / CLK_TCK
         return total
 
     def rss_mb(self) -> float | None:
+        pids = self.processes()
+        if not pids:
+            return None
         total = 0
-        for pid in self.pids or [self.process.pid]:
+        for pid in pids:
             try:
                 status = Path(f"/proc/{pid}/status").read_text()
             except OSError:
-                return None
+                continue
             total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
         return total / 1024
 
@@ -463,7 +475,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
         jobs[("bare", method)] = job
     order = [name for name in SERVERS if name in servers]
     for name in order:
-        print(f"  {name:<10} {LABELS[name]}: {servers[name].shape} requests, {len(servers[name].pids)} processes")
+        print(f"  {name:<10} {LABELS[name]}: {servers[name].shape} requests, {len(servers[name].processes())} processes")
 
     cells = [(method, c) for method in METHODS for c in args.concurrency]
     total_runs = len(cells) * len(order) * args.reps
@@ -554,6 +566,11 @@ def _row(rows: list[dict[str, Any]], name: str, method: str, c: int) -> dict[str
     return next((r for r in rows if r["server"] == name and r["method"] == method and r["concurrency"] == c), None)
 
 
+def cell(value: float | None, spec: str) -> str:
+    """``fmt`` padded to the width of ``spec`` when there is no value."""
+    return fmt(value, spec) if value is not None else "-".rjust(int(spec.split(".")[0]))
+
+
 def print_table(order: list[str], cells: list[tuple[str, int]], rows: list[dict[str, Any]], memory: dict) -> None:
     print("\nResults (req/s; p99 in ms; CPU = server CPU us per request, summed over its processes; RSS after the "
           "runs, summed)\n")  # fmt: skip
@@ -564,9 +581,9 @@ def print_table(order: list[str], cells: list[tuple[str, int]], rows: list[dict[
         line = f"{name:<11}"
         for method, c in cells:
             r = _row(rows, name, method, c) or {}
-            line += (f"| {'':9}{fmt(r.get('rps'), '6.0f')}{fmt(r.get('p99_ms'), '7.1f')}"
-                     f"{fmt(r.get('cpu_us_per_req'), '6.0f')} ")  # fmt: skip
-        print(line + f"| {fmt(memory.get(name), '7.0f')}")
+            line += (f"| {'':9}{cell(r.get('rps'), '6.0f')}{cell(r.get('p99_ms'), '7.1f')}"
+                     f"{cell(r.get('cpu_us_per_req'), '6.0f')} ")  # fmt: skip
+        print(line + f"| {cell(memory.get(name), '7.0f')}")
     print()
     for name in order:
         print(f"  {name:<10} {LABELS[name]}")
