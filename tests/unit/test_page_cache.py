@@ -83,6 +83,9 @@ def test_the_page_cache_stays_within_its_byte_bound_and_rebuilds_evicted_pages_i
         assert count == len(bounded._pages)
 
     expected = {p.key: _walk(unbounded, p) for p in principals}
+    for principal in principals:  # the pages of a scope set are its visible tools, in order, once
+        names = [t["name"] for body in expected[principal.key] for t in orjson.loads(body)["tools"]]
+        assert names == sorted(t.name for t in tools if _visible(t, principal))
     total_pages = sum(len(pages) for pages in expected.values())
     total_bytes = sum(len(b) + PAGE_ENTRY_OVERHEAD for pages in expected.values() for b in pages)
     assert total_pages > 1000
