@@ -475,12 +475,15 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
         jobs[("bare", method)] = job
     order = [name for name in SERVERS if name in servers]
     for name in order:
-        print(f"  {name:<10} {LABELS[name]}: {servers[name].shape} requests, {len(servers[name].processes())} processes")
+        count = len(servers[name].processes())
+        print(f"  {name:<10} {LABELS[name]}: {servers[name].shape} requests, {count} processes")
 
     cells = [(method, c) for method in METHODS for c in args.concurrency]
     total_runs = len(cells) * len(order) * args.reps
     estimate = total_runs * (args.duration + 0.5) + len(cells) * len(order) * (args.warmup + 0.5)
-    print(f"\n{total_runs} measured runs, about {estimate / 60:.1f} min\n", flush=True)
+    full = len(cells) * len(order) * (3 * 10.5 + 2.5) + 60  # 10 s x 3 repetitions, 2 s warm-up, start-up
+    print(f"\n{total_runs} measured runs, about {estimate / 60:.1f} min (a full run, make bench-peers: about "
+          f"{full / 60:.0f} min)\n", flush=True)  # fmt: skip
 
     def job_for(name: str, method: str, c: int) -> Job:
         base = jobs[(name, method)]
