@@ -137,9 +137,14 @@ def ensure_gunicorn() -> Path:
     return GUNICORN
 
 
+KEY_PACKAGES = ("django-mcpz", "django-mcp-server", "mcp", "django", "gunicorn", "uvicorn")
+
+
 def pinned(name: str) -> str:
+    """The pins of the packages that matter (the files pin every package)."""
     lines = (PEERS / f"{name}.txt").read_text().splitlines()
-    return ", ".join(line for line in lines if line and not line.startswith("#"))
+    pins = [line for line in lines if line and not line.startswith("#")]
+    return ", ".join(pin for pin in pins if pin.split("==")[0].lower() in KEY_PACKAGES)
 
 
 # --------------------------------------------------------------------------- servers
