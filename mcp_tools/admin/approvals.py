@@ -148,22 +148,41 @@ class McpApprovalAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         self._decide(request, pk, approve=decision == "approve", reason=reason)
         return HttpResponseRedirect(back)
 
-    def _decide(self, request: HttpRequest, pk: int, *, approve: bool, reason: str) -> bool:
+    def _decide(self, request: HttpRequest, pk: int, *, approve: bool, reason: str) -> None:
         try:
             done = approvals.decide(pk, approve=approve, user=request.user, reason=reason)
         except approvals.DecisionRefused as exc:
             self.message_user(request, exc.message, messages.ERROR)
-            return False
+            return
         self.log_change(request, done.row, done.message)
         self.message_user(request, done.message, messages.SUCCESS)
-        return True
+
+    def _decide_all(self, request: HttpRequest, queryset: QuerySet[McpApproval], *, approve: bool) -> None:
+        """Decide each selected call; one message says which were decided and why others were not."""
+        decided: list[int] = []
+        refused: list[str] = []
+        for pk in queryset.order_by("pk").values_list("pk", flat=True):
+            try:
+                done = approvals.decide(
+                    pk, approve=approve, user=request.user, reason="" if approve else BULK_REJECT_REASON
+                )
+            except approvals.DecisionRefused as exc:
+                refused.append(exc.message)
+                continue
+            self.log_change(request, done.row, done.message)
+            decided.append(done.row.pk)
+        verb = "Approved" if approve else "Rejected"
+        message = f"{verb} {len(decided)} call(s)" + (": " + ", ".join(f"#{pk}" for pk in decided) if decided else "")
+        if refused:
+            message += f"; {len(refused)} not: " + " ".join(refused)
+        self.message_user(
+            request, message if refused else message + ".", messages.WARNING if refused else messages.SUCCESS
+        )
 
     @admin.action(description="Approve selected calls", permissions=["approve"])
     def approve_selected(self, request: HttpRequest, queryset: QuerySet[McpApproval]) -> None:
-        for pk in queryset.values_list("pk", flat=True):
-            self._decide(request, pk, approve=True, reason="")
+        self._decide_all(request, queryset, approve=True)
 
     @admin.action(description="Reject selected calls", permissions=["approve"])
     def reject_selected(self, request: HttpRequest, queryset: QuerySet[McpApproval]) -> None:
-        for pk in queryset.values_list("pk", flat=True):
-            self._decide(request, pk, approve=False, reason=BULK_REJECT_REASON)
+        self._decide_all(request, queryset, approve=False)

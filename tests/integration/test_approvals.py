@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Permission, User
+from django.contrib.messages import get_messages
 from django.db.models import F
 from django.utils import timezone
 
@@ -413,15 +414,19 @@ def test_staff_without_the_permission_cannot_decide(client: Any, gated_tool: Too
 def test_bulk_actions_decide_each_pending_call(approver_client: Any, gated_tool: Tool) -> None:
     rows = [_row(gated_tool) for _ in range(3)]
     url = "/admin/mcp_tools/mcpapproval/"
-    approver_client.post(url, {"action": "approve_selected", "_selected_action": [rows[0].pk, rows[1].pk]})
+    approved = approver_client.post(url, {"action": "approve_selected", "_selected_action": [rows[0].pk, rows[1].pk]})
+    said = [str(m) for m in get_messages(approved.wsgi_request)]
+    assert said == [f"Approved 2 call(s): #{rows[0].pk}, #{rows[1].pk}."]
     done = approver_client.post(
         url + "?state=all",
         {"action": "reject_selected", "_selected_action": [r.pk for r in rows]},
         follow=True,
     )
-    body = done.content.decode()
-    assert f"Rejected call #{rows[2].pk} of tool pay." in body
-    assert f"Call #{rows[0].pk} of tool &#x27;pay&#x27; was already approved." in body
+    said = [str(m) for m in get_messages(done.wsgi_request)]
+    assert said[-1] == (
+        f"Rejected 1 call(s): #{rows[2].pk}; 2 not: Call #{rows[0].pk} of tool 'pay' was already approved. "
+        f"Call #{rows[1].pk} of tool 'pay' was already approved."
+    )
     states = dict(McpApproval.objects.values_list("pk", "state"))
     assert [states[r.pk] for r in rows] == ["approved", "approved", "rejected"]
     assert LogEntry.objects.count() == 3
