@@ -55,6 +55,8 @@ class CompiledTool:
     rate_limit: str = ""
     sensitive_arguments: frozenset[str] = frozenset()
     required_permissions: frozenset[str] = frozenset()
+    requires_approval: bool = False
+    approval_timeout: int | None = None  # seconds; None: the site's APPROVAL_TIMEOUT
     _input_validator: Validator | None = field(default=None, repr=False)
     _output_validator: Validator | None = field(default=None, repr=False)
 
@@ -318,6 +320,8 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         rate_limit=row.get("rate_limit") or "",
         sensitive_arguments=_sensitive(row),
         required_permissions=_permissions(row),
+        requires_approval=bool(row.get("requires_approval")),
+        approval_timeout=row.get("approval_timeout") or None,
     )
 
 
