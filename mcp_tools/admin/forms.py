@@ -226,7 +226,7 @@ class TryForm(forms.Form):
             self.fields["arguments"].label = "Arguments as JSON"
             self.fields[
                 "arguments"
-            ].help_text = "A JSON object. Leave it empty to send the fields below; when it is filled in, it is sent."
+            ].help_text = "A JSON object. Leave it empty to send the fields above; when it is filled in, it is sent."
 
     def schema_fields(self) -> list[Any]:
         return [self[name] for name in self.argument_fields.names] if self.argument_fields else []

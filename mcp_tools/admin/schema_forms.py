@@ -69,6 +69,12 @@ def property_field(name: str, prop: Any, *, required: bool) -> forms.Field:
     if not isinstance(kind, str) or kind not in _BY_TYPE:
         raise NotFormable(f"property {name!r} has type {kind!r}")
     _plain(prop, _BY_TYPE[kind] | {"type"})
+    for word in ("minLength", "maxLength", "minItems", "maxItems"):
+        if word in prop and not _is_type(prop[word], "integer"):
+            raise NotFormable(f"property {name!r} has a {word} that is not an integer")
+    for word in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
+        if word in prop and not _is_type(prop[word], "number"):
+            raise NotFormable(f"property {name!r} has a {word} that is not a number")
     common: dict[str, Any] = {
         "label": str(prop.get("title") or name),
         "help_text": str(prop.get("description") or ""),
@@ -150,7 +156,7 @@ class SchemaFields:
         if not isinstance(properties, dict) or not properties:
             raise NotFormable("the schema has no properties")
         required = schema.get("required", [])
-        if not isinstance(required, list) or any(r not in properties for r in required):
+        if not isinstance(required, list) or any(not isinstance(r, str) or r not in properties for r in required):
             raise NotFormable("the schema requires properties it does not describe")
         self.schema = schema
         self.prefix = prefix

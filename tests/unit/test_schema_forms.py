@@ -136,6 +136,10 @@ def test_a_value_no_longer_offered_is_kept_as_a_choice_marked_so() -> None:
         {"type": "object", "properties": {"a": {"type": "string"}}, "anyOf": [{"required": ["a"]}]},
         {"type": "object", "properties": {"a": {"type": "string", "enum": ["x", 1]}}},
         {"type": "object", "properties": {"a": {"type": "null"}}},
+        # Not valid schemas (a row saved by code skips the checks): JSON, never an exception.
+        {"type": "object", "properties": {"a": {"type": "string", "maxLength": "5"}}},
+        {"type": "object", "properties": {"a": {"type": "integer", "minimum": True}}},
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": [["a"]]},
     ],
 )
 def test_what_a_form_cannot_edit_falls_back_to_json(schema: Any) -> None:
