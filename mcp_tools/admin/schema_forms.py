@@ -129,8 +129,14 @@ class EnumField(forms.TypedChoiceField):
         self.listed: list[tuple[str, str]] = [(k, k) for k in self.values]
         if not kwargs["required"] or default is None:
             self.listed.insert(0, ("", "---------"))
-        super().__init__(choices=self.listed, coerce=self.values.__getitem__, empty_value=None, **kwargs)
+        super().__init__(choices=self.listed, coerce=self.value, empty_value=None, **kwargs)
         self.initial = None if default is None else self.key(default)
+
+    def value(self, key: Any) -> Any:
+        try:
+            return self.values[key]
+        except (KeyError, TypeError):
+            raise ValueError(key) from None  # Django's "Select a valid choice"
 
     @staticmethod
     def key(value: Any) -> str:

@@ -201,3 +201,23 @@ def test_try_it_without_a_form_able_input_schema_has_the_json_box_only(admin_cli
     assert admin_client.get(url).context["form"].argument_fields is None
     response = admin_client.post(url, {"arguments": '{"items": [{"x": 1}]}', "protocol_version": "2025-11-25"})
     assert response.context["trial"].result["structuredContent"] == {"items": [{"x": 1}]}
+
+
+def test_drf_view_routes_and_methods_are_dropdowns_and_its_own_checks_still_apply(admin_client: Client) -> None:
+    route, method = "config__drf.view__route", "config__drf.view__method"
+    page = admin_client.get(ADD).content.decode()
+    assert f'<select name="{route}"' in page
+    assert '<option value="book-detail">book-detail</option>' in page
+    assert f'<select name="{method}"' in page
+    drf = {**FORM, "name": "api_book", "handler_key": "drf.view"}
+    # The route does not answer DELETE: the kind's own check, on the config.
+    errors = _errors(admin_client.post(ADD, {**drf, route: "book-detail", method: "DELETE"}))
+    assert errors == {"handler_config": ["Route 'book-detail' does not answer DELETE; it answers GET, PATCH."]}
+    assert _errors(admin_client.post(ADD, {**drf, route: "nowhere", method: "GET"})) == {
+        route: ["Select a valid choice. nowhere is not one of the available choices."]
+    }
+    response = admin_client.post(ADD, {**drf, route: "book-detail", method: "PATCH"})
+    assert response.status_code == 302, _errors(response)
+    tool = Tool.objects.get(name="api_book")
+    assert tool.handler_config == {"route": "book-detail", "method": "PATCH"}
+    assert tool.input_schema["required"] == ["pk"]

@@ -106,6 +106,11 @@ def test_required_and_bounds_are_form_errors_and_schema_errors_land_on_their_fie
     assert form.errors["p__size"] == ["Ensure this value is less than or equal to 10."]
     assert form.errors["p__name"] == ["Ensure this value has at least 2 characters (it has 1)."]
     assert form.errors["p__at"] == ["Enter a date and time such as 2026-01-31T12:00:00Z."]
+    # A value outside an enum is a form error, also when asking whether the field changed.
+    form = _form(group, {"p__name": "Ann", "p__level": "9", "p__color": "green"})
+    assert group.changed(form)
+    assert form.errors["p__level"] == ["Select a valid choice. 9 is not one of the available choices."]
+    assert form.errors["p__color"] == ["Select a valid choice. green is not one of the available choices."]
     # What only the schema says (here a multipleOf) is checked on the assembled object.
     group = SchemaFields({"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 5}}}, "q__")
     form = _form(group, {"q__n": "7"})
