@@ -151,6 +151,21 @@ class EnumField(forms.TypedChoiceField):
             self.choices = self.listed
 
 
+def _fits(field: forms.Field, value: Any) -> bool:
+    """Whether a stored value can be shown in ``field``."""
+    if isinstance(field, EnumField):
+        return isinstance(value, str | int | float) and not isinstance(value, bool)
+    if isinstance(field, forms.MultipleChoiceField):
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if isinstance(field, forms.BooleanField):
+        return isinstance(value, bool)
+    if isinstance(field, forms.IntegerField):
+        return _is_type(value, "integer")
+    if isinstance(field, forms.FloatField):
+        return _is_type(value, "number")
+    return isinstance(value, str)
+
+
 class SchemaFields:
     """The fields of one form-able object schema, named ``<prefix><property>``."""
 
@@ -194,6 +209,8 @@ class SchemaFields:
             if self.prop(name) not in values:
                 continue
             value = values[self.prop(name)]
+            if not _fits(field, value):
+                continue  # a value of another type (the schema changed since): left to the JSON box
             if isinstance(field, EnumField):
                 field.keep(value)
                 initial[name] = field.key(value)

@@ -221,3 +221,25 @@ def test_drf_view_routes_and_methods_are_dropdowns_and_its_own_checks_still_appl
     tool = Tool.objects.get(name="api_book")
     assert tool.handler_config == {"route": "book-detail", "method": "PATCH"}
     assert tool.input_schema["required"] == ["pk"]
+
+
+def test_a_stored_config_the_site_no_longer_offers_is_shown_and_refused_clearly(admin_client: Client) -> None:
+    tool = Tool.objects.create(
+        name="gone", handler_key="celery.task", handler_config={"task": "demo.gone", "timeout": "x"}, input_schema={}
+    )
+    change = f"{LIST}{tool.pk}/change/"
+    page = admin_client.get(change).content.decode()
+    assert '<option value="demo.gone" selected>demo.gone (not available)</option>' in page
+    # As a browser posts it (the value that does not fit a number field shows its default).
+    assert f'name="{TIMEOUT}" value="30.0"' in page
+    stored = '{"task": "demo.gone", "timeout": "x"}'
+    base = {**FORM, "name": "gone", "handler_key": "celery.task", "input_schema": '{"type": "object"}'}
+    base |= {"handler_config": stored, TASK: "demo.gone", TIMEOUT: "30.0"}
+    errors = _errors(admin_client.post(change, base))
+    assert list(errors) == ["handler_config"]
+    assert errors["handler_config"][0].startswith("task: 'demo.gone' is not one of [")
+    assert errors["handler_config"][1] == "timeout: 'x' is not of type 'number'"
+    # Picking an offered task in its field: the fields are read.
+    assert admin_client.post(change, {**base, TASK: "demo.divide"}).status_code == 302
+    tool.refresh_from_db()
+    assert tool.handler_config == {"task": "demo.divide", "timeout": 30}

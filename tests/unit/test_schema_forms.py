@@ -125,6 +125,16 @@ def test_a_value_no_longer_offered_is_kept_as_a_choice_marked_so() -> None:
     assert ("gone", "gone (not available)") in group.fields["c__task"].choices  # type: ignore[attr-defined]
 
 
+def test_stored_values_of_another_type_are_not_shown_and_break_nothing() -> None:
+    group = SchemaFields(SCHEMA, "p__")
+    stored = {"name": 5, "size": "big", "loud": "yes", "tags": 3, "day": 7, "level": [1]}
+    assert group.initial(stored) == {}
+    form = _form(group, {"p__name": "Ann", "p__level": "1"})
+    form.initial = group.initial(stored)
+    assert group.changed(form)
+    assert form.is_valid()
+
+
 @pytest.mark.parametrize(
     "schema",
     [
