@@ -218,6 +218,8 @@ def test_an_admin_edits_a_tool_in_a_real_browser(browser: Any, server: LiveServe
     assert not steps.find("[name='config__demo.report__step_seconds']").is_displayed()
     steps.fill("description", "Echoes text, edited")
     steps.fill("config__demo.echo__prefix", "## ")
+    browser.execute_script("arguments[0].scrollIntoView()", steps.find("fieldset.mcp-config:not([style*='none'])"))
+    steps.shot("config-fields")
     steps.submit("input[name=_continue]")
     assert steps.listed()[TOOL]["description"] == "Echoes text, edited"
     assert steps.call(TOOL, {"text": "hi"})["content"] == [{"type": "text", "text": "## hi"}]
