@@ -157,3 +157,40 @@ async def test_library_tools_end_to_end(library: tuple[LiveServer, dict[str, str
         assert not {"create_book", "update_book", "delete_book"} & names
     assert CHECKED.count("tools/call") > 20
     assert "tools/list" in CHECKED
+
+
+@pytest.mark.node
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+def test_typescript_client_lists_and_calls_a_model_tool(
+    library: tuple[LiveServer, dict[str, str]], version: str
+) -> None:
+    """The official TypeScript clients (SDK 1.x through initialize, client 2.x on 2026-07-28) with alice's
+    bearer token see list_book with its annotations and schemas, call it with a filter, an ordering and a
+    limit and get her poetry books; a filter outside the allowlist is refused naming what is allowed."""
+    from tests.e2e import nodejs
+    from tests.e2e.test_ts_client import run_client
+
+    server, tokens = library
+    result = run_client(nodejs.node(), server, "client_model.mjs", version, tokens["reader"])
+    if version == "2026-07-28":
+        assert result["negotiated"] == version
+    assert {"list_book", "get_book", "aggregate_book", "list_author"} <= set(result["tools"])
+    assert not {"create_book", "delete_book"} & set(result["tools"])  # library:read only
+    tool = result["list_book"]
+    assert tool["annotations"]["readOnlyHint"] is True
+    assert tool["input_properties"] == ["cursor", "filter", "include_total", "limit", "order_by", "search"]
+    assert tool["output_properties"] == ["items", "next_cursor", "total"]
+    page = result["page"]
+    assert page["is_error"] is False, page["text"]
+    items = page["structured"]["items"]
+    assert len(items) == 5
+    assert all(row["genre"] == "poetry" for row in items)
+    prices = [float(row["price"]) for row in items]
+    assert prices == sorted(prices, reverse=True)
+    assert page["structured"]["total"] >= 5
+    assert json.loads(page["text"]) == page["structured"]  # the text block carries the same JSON
+    # Outside the allowlist: -32602 before 2025-11-25, an isError result from then on; both name what is allowed.
+    assert (result["refused"]["is_error"], result["refused"]["code"]) == (
+        (False, -32602) if version == "2025-06-18" else (True, None)
+    )
+    assert "'owner' is not one of ['title', 'genre'" in result["refused"]["text"]
