@@ -134,6 +134,8 @@ def _rows(compiled: Compiled, principal: Any) -> models.QuerySet[Any]:
 
 
 def _represent(compiled: Compiled, instances: Any, *, many: bool = False) -> Any:
+    if many and compiled.write_rows is not None:
+        return q.jsonable(compiled.write_rows(instances))
     return q.jsonable(compiled.serializer_class(instances, many=many).data)
 
 
@@ -321,6 +323,10 @@ def _make(operation: str) -> HandlerKind:
     def permissions(config: Any) -> list[str]:
         return _toolset_for(operation, config).get_required_permissions(operation)
 
+    def trusted(config: Any) -> bool:
+        toolset = _toolset_for(operation, config)
+        return compiled_for(toolset.key, toolset.revision or None).output_exact
+
     handle.__name__ = handle.__qualname__ = f"drf_{operation}"
     return HandlerKind(
         key=kind_key(operation),
@@ -330,6 +336,7 @@ def _make(operation: str) -> HandlerKind:
         description=f"The {operation!r} operation of a model toolset (mcp_tools.contrib.drf).",
         schemas=derive,
         permissions=permissions,
+        trusted_output=trusted,
     )
 
 
