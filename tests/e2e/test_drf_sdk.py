@@ -194,3 +194,65 @@ def test_typescript_client_lists_and_calls_a_model_tool(
         (False, -32602) if version == "2025-06-18" else (True, None)
     )
     assert "'owner' is not one of ['title', 'genre'" in result["refused"]["text"]
+
+
+def _answering(answers: list[Any], asked: list[str]) -> Any:
+    async def answer(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        return answers.pop(0)
+
+    return answer
+
+
+async def _new_book(client: Any, title: str, isbn: str) -> int:
+    draft = {"title": title, "isbn": isbn, "author": 1, "genre": "poetry", "price": "1.00", "pages": 1}
+    return int((await _ok(client, "create_book", draft))["id"])
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+async def test_delete_asks_the_user_through_the_sdk_elicitation_callback(
+    library: tuple[LiveServer, dict[str, str]], version: str
+) -> None:
+    """The demo's BookTools confirm destructive operations ("ask"): a client that declared
+    elicitation is asked, naming the book; declined, nothing is deleted; accepted, it is. On
+    2026-07-28 through input_required and the SDK's retry, on 2025-06-18 through elicitation/create
+    on the call's stream."""
+    import httpx2
+    import mcp.types as types
+    from mcp import Client, ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.sdk import legacy_handshake
+
+    server, tokens = library
+    asked: list[str] = []
+    answers = [types.ElicitResult(action="decline"), types.ElicitResult(action="accept", content={"confirm": True})]
+    callback = _answering(answers, asked)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens['alice']}"}, timeout=httpx2.Timeout(30))
+    async with http:
+        if version == "2026-07-28":
+            transport = streamable_http_client(server.url, http_client=http)
+            async with Client(transport, mode="2026-07-28", elicitation_callback=callback) as client:  # type: ignore[arg-type]
+                await _confirmed_delete(client, asked, "9992000000001")
+        else:
+            async with (
+                streamable_http_client(server.url, http_client=http) as (read, write),
+                ClientSession(read, write, elicitation_callback=callback) as session,
+            ):
+                capabilities = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+                await legacy_handshake(session, version, capabilities=capabilities)
+                await _confirmed_delete(session, asked, "9992000000002")
+    assert not answers
+
+
+async def _confirmed_delete(client: Any, asked: list[str], isbn: str) -> None:
+    book = await _new_book(client, f"Doomed {len(asked)}", isbn)
+    question = f"Do you want to delete the book 'Doomed {len(asked)}' (id {book})? This cannot be undone."
+    declined = await _refused(client, "delete_book", {"id": book})
+    assert declined.content[0].text == (
+        f"Nothing was deleted: the user declined the confirmation to delete the book 'Doomed 0' (id {book})."
+    )
+    assert (await _ok(client, "get_book", {"id": book}))["id"] == book
+    assert await _ok(client, "delete_book", {"id": book}) == {"deleted": True, "id": book}
+    assert asked == [question, question]
+    assert (await _refused(client, "get_book", {"id": book})).content[0].text == f"No book with id {book}."

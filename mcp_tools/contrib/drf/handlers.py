@@ -67,6 +67,8 @@ def run(operation: str, ctx: ToolContext) -> Any:
     if operation not in toolset.operations:
         raise ToolError(f"Tool {ctx.tool_name!r} is not available right now.")
     _authorize(toolset, operation, ctx)
+    if operation == "delete":
+        _confirm_delete(compiled, ctx)
     using = (
         router.db_for_write(toolset.model)
         if operation not in ("list", "get", "aggregate")
@@ -93,6 +95,52 @@ def _authorize(toolset: ModelToolset, operation: str, ctx: ToolContext) -> None:
     user = ctx.principal.user
     if user is None or not getattr(user, "is_active", False) or not user.has_perms(needed):
         raise ToolError(f"You may not {operation} {toolset.opts.verbose_name_plural}.")
+
+
+CONFIRM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "confirm": {"type": "boolean", "title": "Confirm", "description": "Check to go ahead.", "default": False}
+    },
+    "required": ["confirm"],
+}
+
+
+def confirm(toolset: ModelToolset, ctx: ToolContext, doing: str, done: str) -> None:
+    """Ask the user before something destructive, as ``toolset.confirm_destructive`` says:
+    returns to go ahead, raises ToolError (nothing done) otherwise. ``doing``: "delete book
+    'Dune' (id 3)"; ``done``: "deleted". Called outside any transaction: on legacy revisions
+    the question holds the call's thread until the user answers, never a lock."""
+    mode = toolset.confirm_destructive
+    if mode == "never":
+        return
+    if not ctx.can_elicit:
+        if mode == "ask":
+            return
+        raise ToolError(
+            f"Nothing was {done}: this toolset requires the user to confirm, and this client cannot ask "
+            f"(it did not declare the elicitation capability). Ask the user, then use a client that "
+            f"supports elicitation to {doing}."
+        )
+    answer = ctx.elicit(f"Do you want to {doing}? This cannot be undone.", CONFIRM_SCHEMA)
+    if answer.action != "accept" or (answer.content or {}).get("confirm") is not True:
+        how = {"decline": "declined", "cancel": "cancelled"}.get(answer.action, "did not confirm")
+        raise ToolError(f"Nothing was {done}: the user {how} the confirmation to {doing}.")
+
+
+def _confirm_delete(compiled: Compiled, ctx: ToolContext) -> None:
+    toolset = compiled.toolset
+    if toolset.confirm_destructive == "never":
+        return
+    with q.guarded(router.db_for_read(toolset.model), toolset.query_timeout):
+        instance = _find(compiled, ctx)  # refuses a row the caller cannot reach before asking
+    value = getattr(instance, toolset.lookup.attname)
+    confirm(
+        toolset,
+        ctx,
+        f"delete the {toolset.opts.verbose_name} {str(instance)!r} ({toolset.lookup_argument} {value})",
+        "deleted",
+    )
 
 
 def _field_errors(toolset: ModelToolset, operation: str, detail: Any) -> ToolResult:

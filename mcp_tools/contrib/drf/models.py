@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ...types import Principal
 from .serializers import check_serializer
-from .toolsets import OPERATIONS, ModelToolset
+from .toolsets import CONFIRM_MODES, OPERATIONS, ModelToolset
 
 ADMIN_PREFIX = "admin."  # the keys of toolsets defined here (site.ADMIN_PREFIX)
 
@@ -70,6 +70,16 @@ class ToolsetDefinition(models.Model):
     required_scopes = models.JSONField(
         _("required scopes"), default=list, blank=True, help_text=_('A list for every operation, or {"create": [...]}.')
     )
+    confirm_destructive = models.CharField(
+        _("confirm destructive operations"),
+        max_length=10,
+        choices=[(mode, mode) for mode in CONFIRM_MODES],
+        default="ask",
+        help_text=_(
+            "Delete (and destructive actions): ask the user first through elicitation when the client can "
+            "(ask), always, refusing clients that cannot (require), or never."
+        ),
+    )
     enabled = models.BooleanField(_("enabled"), default=True)
     revision = models.PositiveIntegerField(_("revision"), default=0, editable=False)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
@@ -113,6 +123,7 @@ class ToolsetDefinition(models.Model):
             "page_size": self.page_size,
             "max_page_size": self.max_page_size,
             "required_scopes": self.required_scopes or (),
+            "confirm_destructive": self.confirm_destructive,
             "name": self.name,
             "key": self.key,
             "revision": self.revision,

@@ -54,6 +54,10 @@ TEXT_OPERATORS = ("exact", "in", "contains", "icontains", "startswith", "isnull"
 ORDERED_OPERATORS = ("exact", "in", "lt", "lte", "gt", "gte", "range", "isnull")
 ALL_OPERATORS = frozenset(TEXT_OPERATORS) | frozenset(ORDERED_OPERATORS)
 AGGREGATES = ("count", "sum", "avg", "min", "max")
+# How a destructive operation (delete, an action declared destructive) is confirmed:
+# "never" runs it; "ask" asks the user through elicitation when the client can answer and runs
+# it otherwise; "require" asks, and refuses (nothing done) when the client cannot answer.
+CONFIRM_MODES = ("never", "ask", "require")
 
 # Fields whose names look like credentials are left out of ``fields = "__all__"`` (and of
 # ``exclude``): a secret leaves only when the toolset lists it by name.
@@ -128,6 +132,8 @@ class ModelToolset:
     - ``required_scopes``: a list for every operation, or ``{operation: [scopes]}``.
     - ``name`` (default: the model name), ``names``/``titles``/``descriptions`` per operation.
     - ``rate_limit``, ``task_support`` (``{operation: "optional"}``).
+    - ``confirm_destructive``: ``"ask"`` (default), ``"require"`` or ``"never"``: whether delete
+      (and destructive actions) first ask the user to confirm through elicitation.
 
     Hooks: ``get_queryset(principal)`` (row-level rules), ``get_required_permissions(operation)``
     (default: Django's view/add/change/delete model permissions), ``perform_create``,
@@ -162,6 +168,7 @@ class ModelToolset:
     descriptions: Mapping[str, str] = {}
     rate_limit: str = ""
     task_support: Mapping[str, str] = {}
+    confirm_destructive: str = "ask"
     revision: int = 0  # a toolset defined in the admin: its row's revision (0: declared in code)
 
     # ------------------------------------------------------------------ identity
@@ -321,6 +328,8 @@ class ModelToolset:
                     raise self._error(
                         f"get_required_permissions({operation!r}): {permission!r} is not app_label.codename"
                     )
+        if self.confirm_destructive not in CONFIRM_MODES:
+            raise self._error(f"confirm_destructive must be one of {list(CONFIRM_MODES)}")
         if isinstance(self.required_scopes, str):
             raise self._error("required_scopes is a list of scope names (or a dict of them per operation)")
         # Evaluate every allowlist: a wrong name fails here, at registration.
