@@ -256,3 +256,47 @@ async def _confirmed_delete(client: Any, asked: list[str], isbn: str) -> None:
     assert await _ok(client, "delete_book", {"id": book}) == {"deleted": True, "id": book}
     assert asked == [question, question]
     assert (await _refused(client, "get_book", {"id": book})).content[0].text == f"No book with id {book}."
+
+
+async def test_admin_actions_of_the_books_run_as_tools(library: tuple[LiveServer, dict[str, str]]) -> None:
+    """BookAdmin's actions as tools: mark_out_of_stock_book runs on alice's books and says so in
+    text; bob cannot reach her ids; clear_tags_book is destructive, asked for and declined here."""
+    import mcp.types as types
+
+    server, tokens = library
+    async with _client(server, tokens["alice"]) as alice:
+        tools = {tool.name: tool for tool in (await alice.list_tools()).tools}
+        assert tools["mark_out_of_stock_book"].annotations.destructive_hint is False
+        assert tools["clear_tags_book"].annotations.destructive_hint is True
+        assert tools["mark_out_of_stock_book"].input_schema["properties"]["ids"]["maxItems"] == 100
+        page = await _ok(alice, "list_book", {"filter": {"in_stock": {"exact": True}}, "limit": 2})
+        ids = [row["id"] for row in page["items"]]
+        result = await alice.call_tool("mark_out_of_stock_book", {"ids": ids})
+        assert not result.is_error, result.content
+        assert result.content[0].text == "2 book(s) marked out of stock."
+        assert result.structured_content == {
+            "ids": ids,
+            "messages": [{"level": "success", "message": "2 book(s) marked out of stock."}],
+        }
+        for book in ids:
+            assert (await _ok(alice, "get_book", {"id": book}))["in_stock"] is False
+    async with _client(server, tokens["bob"]) as bob:
+        refused = await _refused(bob, "mark_out_of_stock_book", {"ids": ids})
+        assert refused.content[0].text == f"No books with id {ids[0]}, {ids[1]}; nothing was done."
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    asked: list[str] = []
+    callback = _answering([types.ElicitResult(action="decline")], asked)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens['alice']}"}, timeout=httpx2.Timeout(30))
+    async with http:
+        transport = streamable_http_client(server.url, http_client=http)
+        async with Client(transport, mode="2026-07-28", elicitation_callback=callback) as client:  # type: ignore[arg-type]
+            declined = await _refused(client, "clear_tags_book", {"ids": ids})
+    assert asked == [
+        f"Do you want to run 'Remove every tag of selected books' on 2 books (id {ids[0]}, {ids[1]})? "
+        "This cannot be undone."
+    ]
+    assert declined.content[0].text.startswith("Nothing was done: the user declined")

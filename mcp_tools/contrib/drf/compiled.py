@@ -17,6 +17,7 @@ from rest_framework.fields import SkipField
 from rest_framework.relations import PKOnlyObject
 
 from . import schemas as s
+from .actions import AdminAction, action_schemas, resolve_actions
 from .serializers import ToolModelSerializer, build_serializer_class
 from .site import get_toolset
 from .toolsets import ModelToolset, stored
@@ -47,6 +48,8 @@ class Compiled:
     # Rows -> what ``serializer_class(rows, many=True).data`` holds, without the serializer's
     # per-row machinery (None with a declared serializer_class): see ``row_writer``.
     write_rows: Callable[[Iterable[Any]], list[dict[str, Any]]] | None = None
+    actions: dict[str, AdminAction] = field(default_factory=dict)
+    action_schemas: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
 
 
 # The field classes a generated ToolModelSerializer builds, each of whose outputs the schemas
@@ -213,6 +216,9 @@ def compile_toolset(toolset: ModelToolset) -> Compiled:
         compiled.write_rows = row_writer(toolset, serializer)
     for operation in toolset.operations:
         compiled.schemas[operation] = _operation_schemas(toolset, serializer, operation)
+    compiled.actions = resolve_actions(toolset)
+    for name in compiled.actions:
+        compiled.action_schemas[name] = action_schemas(toolset)
     return compiled
 
 

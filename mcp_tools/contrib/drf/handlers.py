@@ -16,14 +16,18 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.contrib.messages.storage.base import BaseStorage
 from django.db import IntegrityError, models, router
 from django.db.models.deletion import ProtectedError, RestrictedError
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from rest_framework import relations, serializers
 
 from ...exceptions import ToolError
 from ...registry import HandlerKind, registry
 from ...types import ToolContext, ToolResult, text
 from . import query as q
+from .actions import AdminAction
 from .compiled import Compiled, compiled_for
 from .site import get_toolset
 from .toolsets import OPERATIONS, ModelToolset, stored
@@ -391,7 +395,142 @@ def _make(operation: str) -> HandlerKind:
 KINDS: dict[str, HandlerKind] = {operation: _make(operation) for operation in OPERATIONS}
 
 
+# --------------------------------------------------------------------------- admin actions
+
+ACTION_KIND = KIND_PREFIX + "action"
+ACTION_CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "toolset": {"type": "string", "minLength": 1, "description": "app_label.Class, or admin.<name>"},
+        "revision": {"type": "integer", "minimum": 1, "description": "Of a toolset defined in the admin."},
+        "action": {"type": "string", "minLength": 1, "description": "The name of the ModelAdmin's action."},
+    },
+    "required": ["toolset", "action"],
+    "additionalProperties": False,
+}
+
+
+class _Collected(BaseStorage):
+    """A message storage for the action's request: keeps what ``message_user`` says."""
+
+    def _get(self, *args: Any, **kwargs: Any) -> tuple[list[Any], bool]:
+        return [], True
+
+    def _store(self, messages: Any, response: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        return []
+
+
+def admin_request(user: Any) -> HttpRequest:
+    """A POST request of ``user`` for a ModelAdmin's permission checks and ``message_user``."""
+    request = HttpRequest()
+    request.method = "POST"
+    request.user = user
+    request._messages = _Collected(request)  # type: ignore[attr-defined]
+    return request
+
+
+class _Intermediate(Exception):
+    """The action answered with a page: its transaction is rolled back."""
+
+
+def _action_of(ctx: ToolContext) -> tuple[Compiled, AdminAction]:
+    config = ctx.config
+    try:
+        compiled = compiled_for(config.get("toolset"), config.get("revision"))
+    except ValueError:
+        logger.error("Tool %r names toolset %r, which is not available", ctx.tool_name, config.get("toolset"))
+        raise ToolError(f"Tool {ctx.tool_name!r} is not available right now.") from None
+    action = compiled.actions.get(str(config.get("action")))
+    if action is None:
+        raise ToolError(f"Tool {ctx.tool_name!r} is not available right now.")
+    return compiled, action
+
+
+def run_action(ctx: ToolContext) -> ToolResult:
+    """Run an admin action over ``ids``: the rows of ``get_queryset(principal)`` with those ids,
+    as the caller (the ModelAdmin's ``allowed_permissions``), in one transaction; the messages
+    it sends the user come back as text. A page (intermediate step, download) is refused."""
+    compiled, action = _action_of(ctx)
+    toolset = compiled.toolset
+    plural = str(toolset.opts.verbose_name_plural)
+    _authorize(toolset, "get", ctx)
+    ids = ctx.arguments.get("ids")
+    if not isinstance(ids, list) or not 1 <= len(ids) <= toolset.max_action_ids:
+        raise ToolError(f"ids must be a list of 1 to {toolset.max_action_ids} {plural} ids.")
+    values = [q.python_value(toolset.opts.pk, value, "ids") for value in ids]
+    if len(set(values)) != len(values):
+        raise ToolError("ids lists an id twice.")
+    request = admin_request(ctx.principal.user)
+    model_admin = action.model_admin
+    if action.allowed_permissions and not any(
+        getattr(model_admin, f"has_{permission}_permission")(request) for permission in action.allowed_permissions
+    ):
+        needed = " or ".join(action.allowed_permissions)
+        raise ToolError(f"You may not run {action.name!r} on {plural}: it needs the {needed} permission.")
+    with q.guarded(router.db_for_read(toolset.model), toolset.query_timeout):
+        found = set(toolset.get_queryset(ctx.principal).filter(pk__in=values).values_list("pk", flat=True))
+    missing = [ids[i] for i, value in enumerate(values) if value not in found]
+    if missing:  # rows outside get_queryset answer like rows that do not exist
+        raise ToolError(f"No {plural} with id {', '.join(map(str, missing))}; nothing was done.")
+    if action.destructive:
+        shown = ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        confirm(toolset, ctx, f"run {action.description!r} on {len(ids)} {plural} (id {shown})", "done")
+    try:
+        with q.guarded(router.db_for_write(toolset.model), toolset.query_timeout):
+            queryset = toolset.get_queryset(ctx.principal).filter(pk__in=values)
+            response = action.func(model_admin, request, queryset)
+            if isinstance(response, HttpResponseBase):
+                raise _Intermediate
+    except _Intermediate:
+        raise ToolError(
+            f"The action {action.name!r} answered with a page (a confirmation step or a download), which a tool "
+            "cannot show; its changes were rolled back."
+        ) from None
+    messages = [{"level": m.level_tag or "info", "message": str(m.message)} for m in request._messages]  # type: ignore[attr-defined]
+    lines = [m["message"] for m in messages] or [f"Ran {action.description!r} on {len(ids)} {plural}."]
+    return ToolResult(
+        content=[text(line) for line in lines],
+        structured_content={"ids": q.jsonable(values), "messages": messages},
+    )
+
+
+def _make_action_kind() -> HandlerKind:
+    def derive(config: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        compiled = _compiled_action(config)
+        return compiled.action_schemas[config["action"]]
+
+    def permissions(config: Any) -> list[str]:
+        return _compiled_action(config).toolset.get_required_permissions("get")
+
+    def trusted(config: Any) -> bool:
+        return _compiled_action(config).output_exact
+
+    return HandlerKind(
+        key=ACTION_KIND,
+        func=run_action,
+        config_schema=ACTION_CONFIG_SCHEMA,
+        label="Model toolset: admin action",
+        description="An admin action of a model toolset's ModelAdmin, over a list of ids (mcp_tools.contrib.drf).",
+        schemas=derive,
+        permissions=permissions,
+        trusted_output=trusted,
+    )
+
+
+def _compiled_action(config: Any) -> Compiled:
+    if not isinstance(config, dict):
+        raise ValueError("The handler config must be an object naming a toolset and an action.")
+    toolset = get_toolset(config.get("toolset"), config.get("revision"))
+    compiled = compiled_for(toolset.key, toolset.revision or None)
+    if config.get("action") not in compiled.actions:
+        raise ValueError(f"Toolset {toolset.key!r} does not declare the action {config.get('action')!r}.")
+    return compiled
+
+
+ACTION = _make_action_kind()
+
+
 def register_kinds() -> None:
-    """Register the six kinds (idempotent; the app config calls it)."""
-    for kind in KINDS.values():
+    """Register the six kinds and the action kind (idempotent; the app config calls it)."""
+    for kind in (*KINDS.values(), ACTION):
         registry.register(kind)
