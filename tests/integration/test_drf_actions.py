@@ -147,6 +147,23 @@ def test_the_actions_allowed_permissions_hold_for_the_caller(client: Any) -> Non
 
 
 @pytest.mark.usefixtures("acting")
+def test_an_action_runs_only_as_a_user_who_may_open_the_change_list(client: Any, monkeypatch: Any) -> None:
+    """Even where the toolset asks no model permission (public data), an action needs a signed-in
+    user the ModelAdmin lets see the change list, as in the admin."""
+    from mcp_tools.contrib.drf.compiled import compiled_for
+
+    monkeypatch.setattr(compiled_for("drfapp.ActingTools").toolset, "get_required_permissions", lambda op: [])
+    make_user("nobody")
+    (a,) = _rows("a")
+    assert Caller(client, "nobody").refused("export_csv_acting", {"ids": [a.pk]}) == (
+        "You may not run 'export_csv' on specimens: it needs the view or change permission."
+    )
+    anonymous = Caller(client, "ghost").call("export_csv_acting", {"ids": [a.pk]})  # no such user
+    assert anonymous["isError"] is True
+    assert anonymous["content"][0]["text"] == "The action 'export_csv' runs as a signed-in user; this call has none."
+
+
+@pytest.mark.usefixtures("acting")
 def test_an_action_that_answers_with_a_page_is_refused_and_rolled_back(client: Any) -> None:
     make_user("sam", *perms("specimen"))
     (a,) = _rows("a")

@@ -460,8 +460,13 @@ def run_action(ctx: ToolContext) -> ToolResult:
     values = [q.python_value(toolset.opts.pk, value, "ids") for value in ids]
     if len(set(values)) != len(values):
         raise ToolError("ids lists an id twice.")
-    request = admin_request(ctx.principal.user)
+    user = ctx.principal.user
+    if user is None or not getattr(user, "is_active", False):
+        raise ToolError(f"The action {action.name!r} runs as a signed-in user; this call has none.")
+    request = admin_request(user)
     model_admin = action.model_admin
+    if not model_admin.has_view_or_change_permission(request):  # what the admin's change list needs
+        raise ToolError(f"You may not run {action.name!r} on {plural}: it needs the view or change permission.")
     if action.allowed_permissions and not any(
         getattr(model_admin, f"has_{permission}_permission")(request) for permission in action.allowed_permissions
     ):
