@@ -13,6 +13,7 @@ import pytest
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.management import call_command
+from jsonschema import Draft202012Validator
 
 from mcp_tools.contrib.drf import ModelToolset, register, unregister
 from mcp_tools.contrib.drf.models import ToolsetDefinition
@@ -106,6 +107,9 @@ def test_an_action_runs_on_the_callers_rows_and_its_messages_come_back_as_text(c
         "messages": [{"level": "success", "message": "2 specimens marked true."}],
     }
     assert list(Specimen.objects.order_by("pk").values_list("boolean", flat=True)) == [True, True, False]
+    # The kind vouches for its output (the runner does not check it): it matches the output schema.
+    schema = Caller(client, "sam").tools()["mark_true_acting"]["outputSchema"]
+    Draft202012Validator(schema).validate(result["structuredContent"])
 
 
 @pytest.mark.usefixtures("acting")
