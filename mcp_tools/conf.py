@@ -101,6 +101,8 @@ SETTINGS: dict[str, Setting] = {
     "INSTRUCTIONS": Setting("", _str(), "instructions in initialize / discover"),
     # tools/list page size (PA-1) and the 2026-07-28 caching hints (T-7).
     "PAGE_SIZE": Setting(50, _int(1), "tools per tools/list page"),
+    # Serialised tools/list pages kept per process (least recently used evicted past this).
+    "PAGE_CACHE_BYTES": Setting(32 * 1024 * 1024, _int(0), "bytes of serialised pages cached per process"),
     "LIST_TTL_MS": Setting(60_000, _int(0), "2026-07-28 tools/list ttlMs"),
     "DISCOVER_TTL_MS": Setting(3_600_000, _int(0), "2026-07-28 server/discover ttlMs"),
     # HTTP limits and browser rules.
@@ -223,6 +225,7 @@ class McpSettings:
     SERVER_VERSION: str | None
     INSTRUCTIONS: str
     PAGE_SIZE: int
+    PAGE_CACHE_BYTES: int
     LIST_TTL_MS: int
     DISCOVER_TTL_MS: int
     MAX_BODY_BYTES: int

@@ -17,6 +17,8 @@ SchemasHook = Callable[[Any], tuple[dict[str, Any], dict[str, Any] | None]]
 """A kind's config -> (input schema, output schema or None) of the tools bound to it."""
 PermissionsHook = Callable[[Any], Iterable[str]]
 """A kind's config -> the Django permissions ("app_label.codename") a user needs to see its tools."""
+ConfigSchema = dict[str, Any] | Callable[[], dict[str, Any]]
+"""A kind's config schema, or a function building it when asked (choices of what the site has)."""
 TrustHook = Callable[[Any], bool]
 """A kind's config -> whether its handler's structuredContent matches the derived output schema by construction."""
 F = TypeVar("F", bound=HandlerFunc)
@@ -30,7 +32,9 @@ class HandlerKind:
 
     key: str
     func: HandlerFunc
-    config_schema: dict[str, Any] | None = None
+    # A dict, or a function that builds it each time it is needed (when a form is built or a
+    # row is cleaned), for kinds whose choices come from the site (its Celery tasks, its routes).
+    config_schema: ConfigSchema | None = None
     label: str = ""
     description: str = ""
     # Optional hooks for kinds whose tools are derived from their config (contrib.drf): the
@@ -54,6 +58,10 @@ class HandlerKind:
         """The permissions a user needs to see and call a tool with ``config`` (empty: none)."""
         return frozenset() if self.permissions is None else frozenset(self.permissions(config))
 
+    def get_config_schema(self) -> dict[str, Any] | None:
+        """The config schema as of now (built by its function for kinds that compute it)."""
+        return self.config_schema() if callable(self.config_schema) else self.config_schema
+
     def vouches_for_output(self, config: Any, output_schema: dict[str, Any] | None) -> bool:
         """Whether a row with ``config`` and ``output_schema`` needs no output-schema check.
 
@@ -68,9 +76,10 @@ class HandlerKind:
 
     def config_errors(self, config: Any) -> list[str]:
         """Messages for a Tool's handler config that does not fit this kind (empty if it fits)."""
-        if self.config_schema is None:
+        schema = self.get_config_schema()
+        if schema is None:
             return []
-        validator = Draft202012Validator(self.config_schema)
+        validator = Draft202012Validator(schema)
         return [
             f"{'/'.join(str(p) for p in error.absolute_path) or '(config)'}: {error.message}"
             for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
@@ -87,7 +96,7 @@ class HandlerRegistry:
         existing = self._kinds.get(kind.key)
         if existing is not None and existing.func is not kind.func:
             raise ValueError(f"Handler key {kind.key!r} is already registered by {existing.func!r}")
-        if kind.config_schema is not None:
+        if isinstance(kind.config_schema, dict):  # a computed one is checked by tests of its kind
             try:
                 Draft202012Validator.check_schema(kind.config_schema)
             except SchemaError as exc:
@@ -116,7 +125,7 @@ registry = HandlerRegistry()
 def handler(
     key: str,
     *,
-    config_schema: dict[str, Any] | None = None,
+    config_schema: ConfigSchema | None = None,
     label: str = "",
     description: str = "",
     schemas: SchemasHook | None = None,

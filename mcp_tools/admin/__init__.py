@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.http import HttpRequest
 
 from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
@@ -89,4 +89,8 @@ class McpTaskAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
         done = sum(1 for task in queryset if cancel(task))
         skipped = queryset.count() - done
-        self.message_user(request, f"Cancelled {done} task(s); {skipped} already finished.")
+        self.message_user(
+            request,
+            f"Cancelled {done} task(s); {skipped} already finished.",
+            messages.SUCCESS if done else messages.INFO,
+        )

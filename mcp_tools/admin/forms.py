@@ -151,7 +151,8 @@ def handler_choices(current: str | None = None) -> list[tuple[str, SafeString | 
 
 def config_schemas_help() -> SafeString:
     """The config schema of each kind that has one, for the handler config's help text."""
-    kinds = [kind for kind in registry if kind.config_schema is not None]
+    schemas = [(kind.key, kind.get_config_schema()) for kind in registry]
+    kinds = [(key, schema) for key, schema in schemas if schema is not None]
     if not kinds:
         return format_html("{}", "A JSON object; no registered handler reads a config.")
     return format_html(
@@ -159,7 +160,7 @@ def config_schemas_help() -> SafeString:
         format_html_join(
             "",
             "<br><code>{}</code>: <code>{}</code>",
-            ((kind.key, json.dumps(kind.config_schema)) for kind in kinds),
+            ((key, json.dumps(schema)) for key, schema in kinds),
         ),
     )
 
