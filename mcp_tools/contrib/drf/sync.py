@@ -21,7 +21,10 @@ from .compiled import compiled_for
 from .handlers import ACTION_KIND, KIND_PREFIX, kind_key
 from .models import ToolsetDefinition
 from .site import all_toolsets, forget, remember
-from .toolsets import ModelToolset
+from .toolsets import OPERATIONS, ModelToolset
+
+# The kinds whose rows a toolset owns (not drf.view: its rows belong to no toolset).
+TOOLSET_KINDS = (*(kind_key(operation) for operation in OPERATIONS), ACTION_KIND)
 
 # (readOnly, destructive, idempotent) per operation; none of them reaches outside the database.
 HINTS: dict[str, tuple[bool, bool, bool]] = {
@@ -165,7 +168,7 @@ def _snapshot(tool: Tool) -> dict[str, Any]:
 
 def _existing(key: str | None = None) -> dict[tuple[str, Any, Any], Tool]:
     """The model tool rows by (handler kind, toolset key, action): all, or those of one toolset."""
-    rows = Tool.objects.filter(handler_key__startswith=KIND_PREFIX).prefetch_related("required_scopes")
+    rows = Tool.objects.filter(handler_key__in=TOOLSET_KINDS).prefetch_related("required_scopes")
     found: dict[tuple[str, Any, Any], Tool] = {}
     for tool in rows:
         binding = _binding({"handler_key": tool.handler_key, "handler_config": tool.handler_config})
@@ -272,7 +275,7 @@ def stale_rows() -> list[str]:
     now, and toolset operations with no row (``mcp_sync_toolsets`` fixes both)."""
     problems: list[str] = []
     seen: set[tuple[str, Any, Any]] = set()
-    for tool in Tool.objects.enabled().filter(handler_key__startswith=KIND_PREFIX):
+    for tool in Tool.objects.enabled().filter(handler_key__in=TOOLSET_KINDS):
         binding = _binding({"handler_key": tool.handler_key, "handler_config": tool.handler_config})
         seen.add(binding)
         config = tool.handler_config if isinstance(tool.handler_config, dict) else {}
