@@ -232,6 +232,24 @@ def test_wrong_action_declarations_fail_when_registered(attrs: dict[str, Any], w
 
 
 @pytest.mark.usefixtures("synced")
+def test_syncing_a_toolset_naming_an_action_the_modeladmin_lacks_says_which() -> None:
+    from django.core.management.base import CommandError
+
+    @register
+    class MissingActionTools(ModelToolset):
+        model = Specimen
+        name = "missing"
+        fields = ["id", "char"]
+        actions = ["mark_true", "nope"]
+
+    try:
+        with pytest.raises(CommandError, match=r"\['nope'\] not among the actions of SpecimenAdmin \(clear_text, "):
+            call_command("mcp_sync_toolsets", stdout=io.StringIO())
+    finally:
+        unregister("drfapp.MissingActionTools")
+
+
+@pytest.mark.usefixtures("synced")
 def test_an_admin_row_serves_actions_and_names_a_missing_one() -> None:
     model = ContentType.objects.get_for_model(Specimen)
     wrong = ToolsetDefinition(name="acts", model=model, fields=["id", "char"], actions=["mark_true", "nope"])
