@@ -56,6 +56,8 @@ class CompiledTool:
     sensitive_arguments: frozenset[str] = frozenset()
     required_permissions: frozenset[str] = frozenset()
     output_trusted: bool = False  # its kind vouches for its structuredContent (HandlerKind.trusted_output)
+    requires_approval: bool = False
+    approval_timeout: int | None = None  # seconds; None: the site's APPROVAL_TIMEOUT
     _input_validator: Validator | None = field(default=None, repr=False)
     _output_validator: Validator | None = field(default=None, repr=False)
 
@@ -320,6 +322,8 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         sensitive_arguments=_sensitive(row),
         required_permissions=_permissions(row),
         output_trusted=_output_trusted(row),
+        requires_approval=bool(row.get("requires_approval")),
+        approval_timeout=row.get("approval_timeout") or None,
     )
 
 

@@ -133,6 +133,9 @@ SETTINGS: dict[str, Setting] = {
     # answer on its stream, and how long a 2026-07-28 requestState stays valid.
     "INPUT_TIMEOUT_SECONDS": Setting(300, _number(0, above=True), "longest wait for a legacy answer"),
     "REQUEST_STATE_TTL_SECONDS": Setting(900, _int(1), "lifetime of a 2026-07-28 requestState"),
+    # Approval-gated tools: how long a call waits for a person's decision when its tool sets no
+    # timeout of its own (a plain call holds its request that long; a task stays held).
+    "APPROVAL_TIMEOUT": Setting(300, _int(1), "longest wait for an approval (seconds)"),
     # Run ORM work in Django's per-request thread (True) or a shared thread pool (False).
     "THREAD_SENSITIVE": Setting(False, _bool, "use Django's per-request thread"),
     # Threads of that pool: the protocol's own ORM work (auth, tools/list, sessions, streams).
@@ -245,6 +248,7 @@ class McpSettings:
     HANDLE_PURGE_BATCH: int
     INPUT_TIMEOUT_SECONDS: float
     REQUEST_STATE_TTL_SECONDS: int
+    APPROVAL_TIMEOUT: int
     THREAD_SENSITIVE: bool
     THREAD_POOL_SIZE: int
     HANDLER_POOL_SIZE: int

@@ -201,6 +201,8 @@ CELERY_BEAT_SCHEDULE = {
     # Tasks whose worker died are retried or failed (TASK_WORKER_LOST), whatever the broker.
     "mcp-tools-sweep-lost-tasks": {"task": "mcp_tools.sweep_lost_tasks", "schedule": 10.0},
     "mcp-tools-purge-expired-handles": {"task": "mcp_tools.purge_expired_handles", "schedule": 300.0},
+    # Calls of approval-gated tools nobody decided in time: held tasks end with the refusal.
+    "mcp-tools-expire-approvals": {"task": "mcp_tools.expire_approvals", "schedule": 30.0},
 }
 for _name in ("TASK_HEARTBEAT_SECONDS", "TASK_LOST_AFTER_SECONDS"):
     if os.environ.get(f"MCP_{_name}"):

@@ -1,4 +1,5 @@
-"""The admin: the tool editor (``tools``), scopes, sessions, tasks, audit events and stream stats."""
+"""The admin: the tool editor (``tools``), call approvals, scopes, sessions, tasks, audit events
+and stream stats."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.contrib import admin, messages
 from django.http import HttpRequest
 
 from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
-from . import handles  # noqa: F401  (registers McpHandleAdmin)
+from . import approvals, handles  # noqa: F401  (register McpApprovalAdmin, McpHandleAdmin)
 from .tools import RevisionsByUser, ToolAdmin
 
 admin.site.register(Tool, ToolAdmin)

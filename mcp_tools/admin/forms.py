@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..models import ANNOTATION_FIELDS, EDITABLE_FIELDS, Tool
+from ..models import ANNOTATION_FIELDS, APPROVAL_FIELDS, EDITABLE_FIELDS, Tool
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
 
@@ -21,6 +21,7 @@ TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
     (None, {"fields": ("name", "title", "description", "enabled")}),
     ("Handler", {"fields": ("handler_key", "handler_config")}),
     ("Access", {"fields": ("required_scopes", "rate_limit", "sensitive_arguments")}),
+    ("Approval", {"fields": APPROVAL_FIELDS}),
     ("Schemas", {"fields": ("input_schema", "output_schema")}),
     ("Annotations", {"fields": ANNOTATION_FIELDS}),
 )

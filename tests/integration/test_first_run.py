@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from mcp_tools.contrib.drf.models import ToolsetDefinition
-from mcp_tools.models import AuditEvent, McpHandle, McpSession, McpTask, Scope, StreamStats, Tool
+from mcp_tools.models import AuditEvent, McpApproval, McpHandle, McpSession, McpTask, Scope, StreamStats, Tool
 from tests.drfapp.models import Specimen
 from tests.mcp_client import Mcp
 
@@ -37,6 +37,9 @@ EXPECTED: dict[tuple[str, str], tuple[str, dict[str, str]]] = {
     ("scope", "delete_selected"): ("Successfully deleted 1 ", {"post": "yes"}),
     ("auditevent", "delete_selected"): ("Successfully deleted 1 ", {"post": "yes"}),
     ("toolsetdefinition", "delete_selected"): ("Successfully deleted 1 ", {"post": "yes"}),
+    ("mcpapproval", "approve_selected"): ("Approved 1 call(s): #", {}),  # and why the other was not: expired
+    ("mcpapproval", "reject_selected"): ("Rejected 1 call(s): #", {}),
+    ("mcpapproval", "delete_selected"): ("Successfully deleted 2 ", {"post": "yes"}),
 }
 
 
@@ -69,6 +72,15 @@ def _handles() -> list[McpHandle]:
     ]
 
 
+def _approvals() -> list[McpApproval]:
+    """Two pending calls, the second past its deadline (so it can no longer be decided)."""
+    now = timezone.now()
+    return McpApproval.objects.bulk_create(
+        McpApproval(tool_name="echo", tool_version=1, principal_key="anonymous", expires_at=now + delta)
+        for delta in (timedelta(hours=1), -timedelta(seconds=1))
+    )
+
+
 def _definition() -> list[ToolsetDefinition]:
     definition = ToolsetDefinition(
         name="mine", model=ContentType.objects.get_for_model(Specimen), fields=["id", "char"], operations=["list"]
@@ -87,6 +99,7 @@ ROWS: dict[str, Any] = {
     "scope": lambda client: [Scope.objects.create(name="first-run")],
     "auditevent": lambda client: (_call(client), [AuditEvent.objects.filter(tool_name="echo").get()])[1],
     "toolsetdefinition": lambda client: _definition(),
+    "mcpapproval": lambda client: _approvals(),
 }
 
 
@@ -112,7 +125,7 @@ def test_every_admin_action_says_what_it_did(admin_client: Client, client: Clien
 
 
 def _clear() -> None:
-    for model in (ToolsetDefinition, McpHandle, McpTask, AuditEvent, McpSession, StreamStats, Tool, Scope):
+    for model in (ToolsetDefinition, McpApproval, McpHandle, McpTask, AuditEvent, McpSession, StreamStats, Tool, Scope):
         model._base_manager.all().delete()
 
 
