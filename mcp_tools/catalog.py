@@ -55,6 +55,7 @@ class CompiledTool:
     rate_limit: str = ""
     sensitive_arguments: frozenset[str] = frozenset()
     required_permissions: frozenset[str] = frozenset()
+    output_trusted: bool = False  # its kind vouches for its structuredContent (HandlerKind.trusted_output)
     requires_approval: bool = False
     approval_timeout: int | None = None  # seconds; None: the site's APPROVAL_TIMEOUT
     _input_validator: Validator | None = field(default=None, repr=False)
@@ -320,9 +321,21 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         rate_limit=row.get("rate_limit") or "",
         sensitive_arguments=_sensitive(row),
         required_permissions=_permissions(row),
+        output_trusted=_output_trusted(row),
         requires_approval=bool(row.get("requires_approval")),
         approval_timeout=row.get("approval_timeout") or None,
     )
+
+
+def _output_trusted(row: dict[str, Any]) -> bool:
+    kind = registry.get(row["handler_key"])
+    if kind is None or kind.trusted_output is None:
+        return False
+    try:
+        return kind.vouches_for_output(row["handler_config"] or {}, row["output_schema"])
+    except Exception:
+        logger.exception("Tool %r: its handler kind could not say whether its output is trusted", row["name"])
+        return False  # checked, as any tool's
 
 
 def _permissions(row: dict[str, Any]) -> frozenset[str]:

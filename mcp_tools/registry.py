@@ -16,9 +16,11 @@ HandlerFunc = Callable[[ToolContext], Any]
 SchemasHook = Callable[[Any], tuple[dict[str, Any], dict[str, Any] | None]]
 """A kind's config -> (input schema, output schema or None) of the tools bound to it."""
 PermissionsHook = Callable[[Any], Iterable[str]]
+"""A kind's config -> the Django permissions ("app_label.codename") a user needs to see its tools."""
 ConfigSchema = dict[str, Any] | Callable[[], dict[str, Any]]
 """A kind's config schema, or a function building it when asked (choices of what the site has)."""
-"""A kind's config -> the Django permissions ("app_label.codename") a user needs to see its tools."""
+TrustHook = Callable[[Any], bool]
+"""A kind's config -> whether its handler's structuredContent matches the derived output schema by construction."""
 F = TypeVar("F", bound=HandlerFunc)
 
 _KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
@@ -40,6 +42,10 @@ class HandlerKind:
     # tools/list (the catalog evaluates them once per tool version).
     schemas: SchemasHook | None = None
     permissions: PermissionsHook | None = None
+    # Optional, for kinds with ``schemas``: True for a config whose handler writes exactly what
+    # the derived output schema says (proven by the kind's tests, for every value it can write).
+    # The runner then skips the output-schema check of those tools (see ``vouches_for_output``).
+    trusted_output: TrustHook | None = None
 
     def derived_schemas(self, config: Any) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
         """(input, output) schemas for a row with ``config``, or None when the row states its own.
@@ -55,6 +61,18 @@ class HandlerKind:
     def get_config_schema(self) -> dict[str, Any] | None:
         """The config schema as of now (built by its function for kinds that compute it)."""
         return self.config_schema() if callable(self.config_schema) else self.config_schema
+
+    def vouches_for_output(self, config: Any, output_schema: dict[str, Any] | None) -> bool:
+        """Whether a row with ``config`` and ``output_schema`` needs no output-schema check.
+
+        Only when the kind trusts the config *and* the row still states the schema the kind
+        derives from it (a row edited or out of date is checked as any other). Raises what the
+        hooks raise.
+        """
+        if self.trusted_output is None or output_schema is None or not self.trusted_output(config):
+            return False
+        derived = self.derived_schemas(config)
+        return derived is not None and derived[1] == output_schema
 
     def config_errors(self, config: Any) -> list[str]:
         """Messages for a Tool's handler config that does not fit this kind (empty if it fits)."""
@@ -112,6 +130,7 @@ def handler(
     description: str = "",
     schemas: SchemasHook | None = None,
     permissions: PermissionsHook | None = None,
+    trusted_output: TrustHook | None = None,
 ) -> Callable[[F], F]:
     """Register a handler kind under ``key``; put it in ``<app>/mcp_handlers.py``.
 
@@ -120,7 +139,10 @@ def handler(
     ``structuredContent``). Raise :class:`~mcp_tools.ToolError` for a failure the model
     should read. ``schemas(config)`` (optional) derives the input and output schemas of the
     rows bound to the kind when they are cleaned; ``permissions(config)`` (optional) names the
-    Django permissions a caller's user needs to see them (hidden from tools/list otherwise).
+    Django permissions a caller's user needs to see them (hidden from tools/list otherwise);
+    ``trusted_output(config)`` (optional, with ``schemas``) vouches that the handler's
+    ``structuredContent`` always matches the derived output schema, so the runner skips checking
+    it: only for output built from the schema's own source, with a test proving it.
     """
 
     def decorator(func: F) -> F:
@@ -133,6 +155,7 @@ def handler(
                 description or (func.__doc__ or "").strip(),
                 schemas=schemas,
                 permissions=permissions,
+                trusted_output=trusted_output,
             )
         )
         return func

@@ -120,3 +120,16 @@ def test_on_an_open_server_the_view_sees_no_user_and_refuses(client: Any, settin
     result = mcp.call("tools/call", {"name": "library_stats", "arguments": {}})
     assert result.get("isError") is True
     assert result["content"][0]["text"].startswith("The caller is not allowed to do this (403)")
+
+
+def test_syncing_model_toolsets_leaves_drf_view_rows_alone() -> None:
+    """drf.view rows share the "drf." prefix with the model toolsets' kinds but belong to no
+    toolset: mcp_sync_toolsets (even --prune) neither disables nor deletes them, and the system
+    check does not report them."""
+    from mcp_tools.contrib.drf.sync import stale_rows
+
+    _tool("api_list_books", "book-list", "GET")
+    call_command("mcp_sync_toolsets", stdout=io.StringIO())
+    call_command("mcp_sync_toolsets", "--prune", stdout=io.StringIO())
+    assert Tool.objects.get(name="api_list_books").enabled is True
+    assert not [problem for problem in stale_rows() if "api_list_books" in problem]
