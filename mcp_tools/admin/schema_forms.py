@@ -21,7 +21,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.dateparse import parse_datetime
 
-from ..schemas import compile_validator
+from ..schemas import compile_validator, schema_problems
 
 # Keywords that say nothing about the shape of a value (x-... extensions are allowed too).
 _ANNOTATIONS = frozenset(
@@ -173,6 +173,8 @@ class SchemaFields:
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise NotFormable('the schema is not {"type": "object", ...}')
         _plain(schema, _OBJECT_KEYS)
+        if schema_problems(schema, "schema"):  # an invalid one (saved by code): its JSON box says why
+            raise NotFormable("the schema is not valid")
         properties = schema.get("properties")
         if not isinstance(properties, dict) or not properties:
             raise NotFormable("the schema has no properties")

@@ -155,6 +155,8 @@ def test_stored_values_of_another_type_are_not_shown_and_break_nothing() -> None
         {"type": "object", "properties": {"a": {"type": "string", "maxLength": "5"}}},
         {"type": "object", "properties": {"a": {"type": "integer", "minimum": True}}},
         {"type": "object", "properties": {"a": {"type": "string"}}, "required": [["a"]]},
+        {"type": "object", "properties": {"a": {"type": "string", "pattern": "["}}},
+        {"$schema": "https://example.com/mine", "type": "object", "properties": {"a": {"type": "string"}}},
     ],
 )
 def test_what_a_form_cannot_edit_falls_back_to_json(schema: Any) -> None:
