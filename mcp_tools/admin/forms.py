@@ -14,6 +14,8 @@ from django.utils.safestring import SafeString
 from ..models import ANNOTATION_FIELDS, APPROVAL_FIELDS, EDITABLE_FIELDS, Tool
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
+from .config_fields import HandlerConfigFieldsMixin
+from .schema_forms import SchemaFields
 
 # How the admin arranges the model's one list of editable fields (models.tools.EDITABLE_FIELDS);
 # tests/unit checks that the two name the same fields.
@@ -157,7 +159,8 @@ def config_schemas_help() -> SafeString:
     if not kinds:
         return format_html("{}", "A JSON object; no registered handler reads a config.")
     return format_html(
-        "A JSON object checked against the chosen handler's config schema:{}",
+        "A JSON object checked against the chosen handler's config schema. For a kind with its own "
+        "fields below, this box is read when you change it (changing both is refused unless they agree):{}",
         format_html_join(
             "",
             "<br><code>{}</code>: <code>{}</code>",
@@ -166,7 +169,7 @@ def config_schemas_help() -> SafeString:
     )
 
 
-class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
+class ToolForm(HandlerConfigFieldsMixin, forms.ModelForm):  # type: ignore[type-arg]
     handler_key = forms.ChoiceField(label="Handler", choices=(), widget=forms.RadioSelect)
     handler_config = PrettyJSONField(label="Handler config", required=False, rows=4)
     input_schema = PrettyJSONField(label="Input schema", rows=14)
@@ -197,7 +200,14 @@ class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
 
 
 class TryForm(forms.Form):
-    """Arguments for one call of a saved tool, and the revision to answer in."""
+    """Arguments for one call of a saved tool, and the revision to answer in.
+
+    When the tool's input schema is form-able, its properties are fields too (``arg__<name>``):
+    the JSON box is read when it is not empty, the fields otherwise; both filled in is refused
+    unless they say the same.
+    """
+
+    ARG_PREFIX = "arg__"
 
     arguments = PrettyJSONField(label="Arguments", rows=8, required=False, initial=dict, help_text="A JSON object.")
     protocol_version = forms.ChoiceField(
@@ -207,13 +217,52 @@ class TryForm(forms.Form):
         help_text="The result is shaped as this revision's clients receive it.",
     )
 
+    def __init__(self, *args: Any, input_schema: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.argument_fields = SchemaFields.build(input_schema, self.ARG_PREFIX)
+        if self.argument_fields is not None:
+            self.fields.update(self.argument_fields.fields)
+            self.fields["arguments"].initial = None
+            self.fields["arguments"].label = "Arguments as JSON"
+            self.fields[
+                "arguments"
+            ].help_text = "A JSON object. Leave it empty to send the fields above; when it is filled in, it is sent."
+
+    def schema_fields(self) -> list[Any]:
+        return [self[name] for name in self.argument_fields.names] if self.argument_fields else []
+
+    def other_fields(self) -> list[Any]:
+        return [field for field in self if not field.name.startswith(self.ARG_PREFIX)]
+
     def clean_arguments(self) -> Any:
         value = self.cleaned_data.get("arguments")
-        if value is None:  # an empty box, or {} (which forms count as empty)
-            return {}
-        if not isinstance(value, dict):
+        if value is not None and not isinstance(value, dict):
             raise ValidationError("Tool arguments are a JSON object, e.g. {}.")
         return value
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        typed = cleaned.get("arguments")
+        group = self.argument_fields
+        if group is None or "arguments" in self.errors:
+            if group is not None:
+                group.drop_errors(self)
+            cleaned["arguments"] = typed or {}
+            return cleaned
+        fields_changed = group.changed(self)
+        if typed is not None and not fields_changed:  # the box is read
+            group.drop_errors(self)
+            return cleaned
+        if any(name in self.errors for name in group.names):
+            return cleaned
+        value = group.assemble(cleaned)
+        if typed is not None and typed != value:
+            self.add_error(
+                "arguments", "Both the JSON box and the fields are filled in, and they differ: empty one of them."
+            )
+        elif group.check(self, value, fallback="arguments"):
+            cleaned["arguments"] = value
+        return cleaned
 
 
 class ImportForm(forms.Form):

@@ -201,9 +201,9 @@ def test_an_admin_edits_a_tool_in_a_real_browser(browser: Any, server: LiveServe
     steps.shot("saved-with-preview")
     change_url = browser.current_url
 
-    # Try it: the same answer a client gets.
+    # Try it: the same answer a client gets (the argument typed in the field made from the schema).
     steps.submit("a.mcp-try-link")
-    steps.fill("arguments", '{"text": "hi"}')
+    steps.fill("arg__text", "hi")
     steps.submit("input[name=_run]")
     assert steps.find("#try-is-error").text == "isError: false"
     assert [b.text for b in steps.find_all(".mcp-block pre")] == [">> hi"]
@@ -211,11 +211,18 @@ def test_an_admin_edits_a_tool_in_a_real_browser(browser: Any, server: LiveServe
     called = steps.call(TOOL, {"text": "hi"})
     assert called["content"] == [{"type": "text", "text": ">> hi"}]
 
-    # Edit the description (a second revision), then disable it with the bulk action (confirmed).
+    # Edit the description and the prefix, in the config field made from demo.echo's schema (only
+    # the chosen kind's fields are shown), then disable it with the bulk action (confirmed).
     browser.get(change_url)
+    assert steps.find("[name='config__demo.echo__prefix']").get_attribute("value") == ">> "
+    assert not steps.find("[name='config__demo.report__step_seconds']").is_displayed()
     steps.fill("description", "Echoes text, edited")
+    steps.fill("config__demo.echo__prefix", "## ")
+    browser.execute_script("arguments[0].scrollIntoView()", steps.find("fieldset.mcp-config:not([style*='none'])"))
+    steps.shot("config-fields")
     steps.submit("input[name=_continue]")
     assert steps.listed()[TOOL]["description"] == "Echoes text, edited"
+    assert steps.call(TOOL, {"text": "hi"})["content"] == [{"type": "text", "text": "## hi"}]
     steps.open(f"/admin/mcp_tools/tool/?q={TOOL}")
     steps.find("input[name=_selected_action]").click()
     from selenium.webdriver.support.ui import Select
