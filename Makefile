@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTHON ?= python3
 
-.PHONY: install browser run test test-sqlite test-postgres lint bench soak scale-test clean
+.PHONY: install browser run test test-sqlite test-postgres lint bench bench-peers soak scale-test clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,7 @@ run: install
 	$(PY) manage.py seed_library  # the demo library: 10,000 books (bulk_create; idempotent)
 	$(PY) manage.py mcp_sync_toolsets  # its model toolsets as tool rows (idempotent)
 	@echo "MCP endpoint: http://$(HOST):$(PORT)/mcp   admin: http://$(HOST):$(PORT)/admin/"
+	@echo "With MCP_AUTH=oauth, a token: HOST=$(HOST) PORT=$(PORT) $(PY) manage.py mcp_token --user admin --scopes all"
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m project.run
 
 # Debian's Chromium and ChromeDriver for the admin browser test, installed when missing (root and
@@ -45,9 +46,16 @@ lint: install
 
 bench: install
 	$(PY) bench/run.py
+	$(PY) bench/peers.py --quick  # 3 s runs here (about 3 min); `make bench-peers` is the full one
+	$(PY) bench/catalog.py
 	$(PY) bench/tasks.py
 	$(PY) bench/listeners.py
 	$(PY) bench/models.py
+
+# Ours against django-mcpz, django-mcp-server and the official SDK, each in its own venv under
+# var/bench-peers/ made from bench/peers/*.txt (PyPI), 2 processes each (about 17 min).
+bench-peers: install
+	$(PY) bench/peers.py
 
 soak: install  # 10 minutes of mixed traffic against one server (the suite runs 60 s of it)
 	MCP_SOAK_SECONDS=$${MCP_SOAK_SECONDS:-600} $(PY) -m pytest tests/e2e/test_soak.py -q -s -p no:cacheprovider --timeout=1200

@@ -10,7 +10,8 @@ neither side looks up a token). Sequential keep-alive requests (c=1), alternatin
 
 - mcp: a 2026-07-28 ``tools/call`` of ``list_book`` (50 rows ordered by price, then the next
   page through its cursor): the endpoint, the catalog, the argument validation, the rate limit
-  and audit row, the query under its timeout, the serializer, the output-schema check;
+  and audit row, the query under its timeout, the rows written as the serializer writes them
+  (no output-schema check: the drf kinds vouch for it, HandlerKind.trusted_output);
 - drf: ``GET /api/books`` with DRF's CursorPagination on the same ordering, serializer and
   query plan (no authentication, JSON renderer).
 

@@ -1,7 +1,9 @@
 """Prepare one benchmark database: migrate, load the demo tools, then pad to N tools in total.
 
-Run as ``python bench/seed.py TOTAL`` with DJANGO_SETTINGS_MODULE and MCP_SQLITE_PATH set;
-prints a JSON line with the number of tools and the catalog version.
+Run as ``python bench/seed.py TOTAL [--only-echo]`` with DJANGO_SETTINGS_MODULE and
+MCP_SQLITE_PATH set; prints a JSON line with the number of enabled tools and the catalog version.
+``--only-echo`` disables every demo tool but ``echo`` first: the peers' catalog (bench/peers.py),
+echo plus TOTAL - 1 small tools.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def main(total: int) -> None:
+def main(total: int, only_echo: bool = False) -> None:
     import django
 
     django.setup()
@@ -25,7 +27,9 @@ def main(total: int) -> None:
 
     call_command("migrate", "--noinput", verbosity=0)
     call_command("load_demo_tools", stdout=open("/dev/null", "w"))  # noqa: SIM115
-    existing = Tool.objects.count()
+    if only_echo:
+        Tool.objects.exclude(name="echo").update(enabled=False)
+    existing = Tool.objects.enabled().count()
     extra = max(0, total - existing)
     schema = {
         "type": "object",
@@ -49,8 +53,8 @@ def main(total: int) -> None:
             batch_size=500,
         )
         CatalogVersion.bump()
-    print(json.dumps({"tools": Tool.objects.count(), "catalog_version": CatalogVersion.current()}))
+    print(json.dumps({"tools": Tool.objects.enabled().count(), "catalog_version": CatalogVersion.current()}))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), "--only-echo" in sys.argv[2:])

@@ -3,7 +3,8 @@
 A process keeps the catalog of the newest version it has seen. Reading the version costs one
 query per request; the tool rows are loaded once per version, validators are compiled once
 per tool version, and each ``tools/list`` page is serialised once per (catalog version,
-revision, scope set, position).
+revision, scope set, position). Serialised pages are kept in a least-recently-used cache bounded
+in bytes (``PAGE_CACHE_BYTES``): an evicted page is rebuilt, identically, when asked for again.
 
 Who sees a tool depends on the principal's scopes (``BaseAuthBackend.can_see``) and, for tools
 whose handler kind requires Django permissions (contrib.drf model tools), on the permissions
@@ -19,6 +20,7 @@ import dataclasses
 import hashlib
 import logging
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from typing import Any
 
 from jsonschema.protocols import Validator
 
+from .conf import mcp_settings
 from .protocol.headers import ParamHeader, SchemaHeaderError, extract_param_headers
 from .protocol.shaping import ToolSpec, shape_tool
 from .protocol.versions import Revision
@@ -35,7 +38,9 @@ from .types import Principal
 
 logger = logging.getLogger("mcp_tools")
 
-_PAGE_CACHE_SIZE = 4096
+# What one cached page costs beyond its body: its key, tuple and dict slot (an estimate that
+# keeps many small pages from escaping the byte bound).
+PAGE_ENTRY_OVERHEAD = 256
 
 
 @dataclass(slots=True)
@@ -50,6 +55,9 @@ class CompiledTool:
     rate_limit: str = ""
     sensitive_arguments: frozenset[str] = frozenset()
     required_permissions: frozenset[str] = frozenset()
+    output_trusted: bool = False  # its kind vouches for its structuredContent (HandlerKind.trusted_output)
+    requires_approval: bool = False
+    approval_timeout: int | None = None  # seconds; None: the site's APPROVAL_TIMEOUT
     _input_validator: Validator | None = field(default=None, repr=False)
     _output_validator: Validator | None = field(default=None, repr=False)
 
@@ -125,12 +133,21 @@ def build_scope_info(rows: list[tuple[str, str, bool]], edges: list[tuple[str, s
 
 @dataclass(slots=True)
 class _View:
-    indices: list[int]
+    # Positions in ``Catalog.tools``, 4 bytes each (a list of ints costs 36: 10,000 tools seen
+    # through 100 scope sets took 16 MB as lists).
+    indices: array[int]
     fingerprint: str | None = None  # computed on first use (list_changed listeners)
 
 
 class Catalog:
-    def __init__(self, version: int, tools: list[CompiledTool], scopes: ScopeInfo | None = None) -> None:
+    def __init__(
+        self,
+        version: int,
+        tools: list[CompiledTool],
+        scopes: ScopeInfo | None = None,
+        *,
+        page_cache_bytes: int | None = None,
+    ) -> None:
         self.version = version
         self.scopes = scopes or ScopeInfo()
         self.tools = sorted(tools, key=lambda t: t.name)
@@ -139,7 +156,10 @@ class Catalog:
         # Every permission some tool requires: a principal's held subset keys the cached views.
         self.permission_names: frozenset[str] = frozenset().union(*(t.required_permissions for t in self.tools))
         self._views: dict[str, _View] = {}
-        self._pages: OrderedDict[tuple[Any, ...], tuple[bytes, str | None]] = OrderedDict()
+        # (revision, view key, position, page size, tasks) -> body; least recently used first.
+        self._pages: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+        self._page_bytes = 0
+        self.page_cache_limit = mcp_settings.PAGE_CACHE_BYTES if page_cache_bytes is None else page_cache_bytes
         self._lock = threading.Lock()
 
     def get(self, name: str) -> CompiledTool | None:
@@ -181,7 +201,10 @@ class Catalog:
         found = self._views.get(key)
         if found is None:
             found = _View(
-                [i for i, tool in enumerate(self.tools) if tool.permitted(principal) and visible(tool, principal)]
+                array(
+                    "i",
+                    (i for i, tool in enumerate(self.tools) if tool.permitted(principal) and visible(tool, principal)),
+                )
             )
             with self._lock:
                 if len(self._views) > 1024:
@@ -189,7 +212,7 @@ class Catalog:
                 self._views[key] = found
         return found
 
-    def visible_indices(self, principal: Principal, visible: VisibilityCheck) -> list[int]:
+    def visible_indices(self, principal: Principal, visible: VisibilityCheck) -> array[int]:
         return self._view(principal, visible).indices
 
     def fingerprint(self, principal: Principal, visible: VisibilityCheck) -> str:
@@ -223,22 +246,46 @@ class Catalog:
         key = (rev.version, self._key(principal), after, page_size, tasks_enabled)
         cached = self._pages.get(key)
         if cached is not None:
-            return cached[0]
+            with self._lock:
+                if key in self._pages:
+                    self._pages.move_to_end(key)
+            return cached
         indices = self.visible_indices(principal, visible)
         start = 0
         if after is not None:
             # Keyset position: the first visible tool whose name sorts after ``after``.
-            names = [self.names[i] for i in indices] if len(indices) != len(self.names) else self.names
-            start = bisect.bisect_right(names, after)
+            # Binary search through the view by name: no list of its names built per page.
+            names = self.names
+            start = bisect.bisect_right(indices, after, key=names.__getitem__)
         chosen = indices[start : start + page_size]
         tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=tasks_enabled) for i in chosen]
         next_after = self.tools[chosen[-1]].name if chosen and start + page_size < len(indices) else None
         body = render(tools, next_after)
-        with self._lock:
-            self._pages[key] = (body, next_after)
-            if len(self._pages) > _PAGE_CACHE_SIZE:
-                self._pages.popitem(last=False)
+        self._remember(key, body)
         return body
+
+    def _remember(self, key: tuple[Any, ...], body: bytes) -> None:
+        """Cache one page, evicting the least recently used ones past ``page_cache_limit``."""
+        cost = len(body) + PAGE_ENTRY_OVERHEAD
+        if cost > self.page_cache_limit:
+            return  # larger than the whole cache: served, never kept
+        # orjson's buffer can be up to twice the body's length: keep an exact-size copy, so the
+        # bytes counted are the bytes held.
+        body = bytes(memoryview(body))
+        with self._lock:
+            old = self._pages.pop(key, None)
+            if old is not None:
+                self._page_bytes -= len(old) + PAGE_ENTRY_OVERHEAD
+            self._pages[key] = body
+            self._page_bytes += cost
+            while self._page_bytes > self.page_cache_limit:
+                _, evicted = self._pages.popitem(last=False)
+                self._page_bytes -= len(evicted) + PAGE_ENTRY_OVERHEAD
+
+    def page_cache_stats(self) -> tuple[int, int]:
+        """(pages cached, bytes they are counted as): the body sizes plus a fixed overhead each."""
+        with self._lock:
+            return len(self._pages), self._page_bytes
 
 
 def compile_tool(row: dict[str, Any]) -> CompiledTool:
@@ -274,7 +321,21 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         rate_limit=row.get("rate_limit") or "",
         sensitive_arguments=_sensitive(row),
         required_permissions=_permissions(row),
+        output_trusted=_output_trusted(row),
+        requires_approval=bool(row.get("requires_approval")),
+        approval_timeout=row.get("approval_timeout") or None,
     )
+
+
+def _output_trusted(row: dict[str, Any]) -> bool:
+    kind = registry.get(row["handler_key"])
+    if kind is None or kind.trusted_output is None:
+        return False
+    try:
+        return kind.vouches_for_output(row["handler_config"] or {}, row["output_schema"])
+    except Exception:
+        logger.exception("Tool %r: its handler kind could not say whether its output is trusted", row["name"])
+        return False  # checked, as any tool's
 
 
 def _permissions(row: dict[str, Any]) -> frozenset[str]:

@@ -101,6 +101,8 @@ SETTINGS: dict[str, Setting] = {
     "INSTRUCTIONS": Setting("", _str(), "instructions in initialize / discover"),
     # tools/list page size (PA-1) and the 2026-07-28 caching hints (T-7).
     "PAGE_SIZE": Setting(50, _int(1), "tools per tools/list page"),
+    # Serialised tools/list pages kept per process (least recently used evicted past this).
+    "PAGE_CACHE_BYTES": Setting(32 * 1024 * 1024, _int(0), "bytes of serialised pages cached per process"),
     "LIST_TTL_MS": Setting(60_000, _int(0), "2026-07-28 tools/list ttlMs"),
     "DISCOVER_TTL_MS": Setting(3_600_000, _int(0), "2026-07-28 server/discover ttlMs"),
     # HTTP limits and browser rules.
@@ -131,6 +133,9 @@ SETTINGS: dict[str, Setting] = {
     # answer on its stream, and how long a 2026-07-28 requestState stays valid.
     "INPUT_TIMEOUT_SECONDS": Setting(300, _number(0, above=True), "longest wait for a legacy answer"),
     "REQUEST_STATE_TTL_SECONDS": Setting(900, _int(1), "lifetime of a 2026-07-28 requestState"),
+    # Approval-gated tools: how long a call waits for a person's decision when its tool sets no
+    # timeout of its own (a plain call holds its request that long; a task stays held).
+    "APPROVAL_TIMEOUT": Setting(300, _int(1), "longest wait for an approval (seconds)"),
     # Run ORM work in Django's per-request thread (True) or a shared thread pool (False).
     "THREAD_SENSITIVE": Setting(False, _bool, "use Django's per-request thread"),
     # Threads of that pool: the protocol's own ORM work (auth, tools/list, sessions, streams).
@@ -229,6 +234,7 @@ class McpSettings:
     SERVER_VERSION: str | None
     INSTRUCTIONS: str
     PAGE_SIZE: int
+    PAGE_CACHE_BYTES: int
     LIST_TTL_MS: int
     DISCOVER_TTL_MS: int
     MAX_BODY_BYTES: int
@@ -248,6 +254,7 @@ class McpSettings:
     HANDLE_PURGE_BATCH: int
     INPUT_TIMEOUT_SECONDS: float
     REQUEST_STATE_TTL_SECONDS: int
+    APPROVAL_TIMEOUT: int
     THREAD_SENSITIVE: bool
     THREAD_POOL_SIZE: int
     HANDLER_POOL_SIZE: int

@@ -17,6 +17,10 @@ SchemasHook = Callable[[Any], tuple[dict[str, Any], dict[str, Any] | None]]
 """A kind's config -> (input schema, output schema or None) of the tools bound to it."""
 PermissionsHook = Callable[[Any], Iterable[str]]
 """A kind's config -> the Django permissions ("app_label.codename") a user needs to see its tools."""
+ConfigSchema = dict[str, Any] | Callable[[], dict[str, Any]]
+"""A kind's config schema, or a function building it when asked (choices of what the site has)."""
+TrustHook = Callable[[Any], bool]
+"""A kind's config -> whether its handler's structuredContent matches the derived output schema by construction."""
 F = TypeVar("F", bound=HandlerFunc)
 
 _KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
@@ -28,7 +32,9 @@ class HandlerKind:
 
     key: str
     func: HandlerFunc
-    config_schema: dict[str, Any] | None = None
+    # A dict, or a function that builds it each time it is needed (when a form is built or a
+    # row is cleaned), for kinds whose choices come from the site (its Celery tasks, its routes).
+    config_schema: ConfigSchema | None = None
     label: str = ""
     description: str = ""
     # Optional hooks for kinds whose tools are derived from their config (contrib.drf): the
@@ -36,6 +42,10 @@ class HandlerKind:
     # tools/list (the catalog evaluates them once per tool version).
     schemas: SchemasHook | None = None
     permissions: PermissionsHook | None = None
+    # Optional, for kinds with ``schemas``: True for a config whose handler writes exactly what
+    # the derived output schema says (proven by the kind's tests, for every value it can write).
+    # The runner then skips the output-schema check of those tools (see ``vouches_for_output``).
+    trusted_output: TrustHook | None = None
 
     def derived_schemas(self, config: Any) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
         """(input, output) schemas for a row with ``config``, or None when the row states its own.
@@ -48,11 +58,28 @@ class HandlerKind:
         """The permissions a user needs to see and call a tool with ``config`` (empty: none)."""
         return frozenset() if self.permissions is None else frozenset(self.permissions(config))
 
+    def get_config_schema(self) -> dict[str, Any] | None:
+        """The config schema as of now (built by its function for kinds that compute it)."""
+        return self.config_schema() if callable(self.config_schema) else self.config_schema
+
+    def vouches_for_output(self, config: Any, output_schema: dict[str, Any] | None) -> bool:
+        """Whether a row with ``config`` and ``output_schema`` needs no output-schema check.
+
+        Only when the kind trusts the config *and* the row still states the schema the kind
+        derives from it (a row edited or out of date is checked as any other). Raises what the
+        hooks raise.
+        """
+        if self.trusted_output is None or output_schema is None or not self.trusted_output(config):
+            return False
+        derived = self.derived_schemas(config)
+        return derived is not None and derived[1] == output_schema
+
     def config_errors(self, config: Any) -> list[str]:
         """Messages for a Tool's handler config that does not fit this kind (empty if it fits)."""
-        if self.config_schema is None:
+        schema = self.get_config_schema()
+        if schema is None:
             return []
-        validator = Draft202012Validator(self.config_schema)
+        validator = Draft202012Validator(schema)
         return [
             f"{'/'.join(str(p) for p in error.absolute_path) or '(config)'}: {error.message}"
             for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
@@ -69,7 +96,7 @@ class HandlerRegistry:
         existing = self._kinds.get(kind.key)
         if existing is not None and existing.func is not kind.func:
             raise ValueError(f"Handler key {kind.key!r} is already registered by {existing.func!r}")
-        if kind.config_schema is not None:
+        if isinstance(kind.config_schema, dict):  # a computed one is checked by tests of its kind
             try:
                 Draft202012Validator.check_schema(kind.config_schema)
             except SchemaError as exc:
@@ -98,11 +125,12 @@ registry = HandlerRegistry()
 def handler(
     key: str,
     *,
-    config_schema: dict[str, Any] | None = None,
+    config_schema: ConfigSchema | None = None,
     label: str = "",
     description: str = "",
     schemas: SchemasHook | None = None,
     permissions: PermissionsHook | None = None,
+    trusted_output: TrustHook | None = None,
 ) -> Callable[[F], F]:
     """Register a handler kind under ``key``; put it in ``<app>/mcp_handlers.py``.
 
@@ -111,7 +139,10 @@ def handler(
     ``structuredContent``). Raise :class:`~mcp_tools.ToolError` for a failure the model
     should read. ``schemas(config)`` (optional) derives the input and output schemas of the
     rows bound to the kind when they are cleaned; ``permissions(config)`` (optional) names the
-    Django permissions a caller's user needs to see them (hidden from tools/list otherwise).
+    Django permissions a caller's user needs to see them (hidden from tools/list otherwise);
+    ``trusted_output(config)`` (optional, with ``schemas``) vouches that the handler's
+    ``structuredContent`` always matches the derived output schema, so the runner skips checking
+    it: only for output built from the schema's own source, with a test proving it.
     """
 
     def decorator(func: F) -> F:
@@ -124,6 +155,7 @@ def handler(
                 description or (func.__doc__ or "").strip(),
                 schemas=schemas,
                 permissions=permissions,
+                trusted_output=trusted_output,
             )
         )
         return func

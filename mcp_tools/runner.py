@@ -141,7 +141,12 @@ def check_outcome(tool: CompiledTool, outcome: Any) -> ToolResult:
                 raise TypeError(f"not a content block: {block!r:.80}")
         if result.has_structured:
             structured_json = orjson.dumps(result.structured_content).decode()
-            if not result.is_error and mcp_settings.VALIDATE_OUTPUT and tool.output_validator is not None:
+            if (
+                not result.is_error
+                and mcp_settings.VALIDATE_OUTPUT
+                and not tool.output_trusted
+                and tool.output_validator is not None
+            ):
                 problems = error_messages(tool.output_validator, result.structured_content)
                 if problems:
                     logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)

@@ -2,7 +2,8 @@
 
 Environment: DJANGO_DEBUG, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, MCP_DATABASE ("sqlite" or
 "postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH, MCP_AUTH ("oauth" turns on
-OAuth for /mcp; default: open, for local trials), MCP_RESOURCE_URL (the endpoint's public URL),
+OAuth for /mcp; default: open, for local trials), MCP_RESOURCE_URL (the endpoint's public URL;
+default http://HOST:PORT/mcp), HOST and PORT (those `make run` serves on), CELERY_RESULT_BACKEND,
 MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND,
 CELERY_BROKER_URL (default: an embedded SQLite broker file under var/, no server needed),
 MCP_CELERY_VISIBILITY_TIMEOUT.
@@ -31,6 +32,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "mcp_tools",
     "mcp_tools.contrib.drf",  # ORM models as tools (README "ORM models as tools")
+    "mcp_tools.contrib.celery",  # the celery.task handler kind (README "Built-in handler kinds")
     "project.demo",
     "project.library",  # the demo models exposed as tools
 ]
@@ -114,7 +116,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # django-oauth-toolkit as the authorization server of this site, set up for MCP clients
 # (see README "OAuth"). The issuer is the site origin, so PRM, metadata and `iss` agree.
-MCP_RESOURCE_URL = os.environ.get("MCP_RESOURCE_URL", "http://127.0.0.1:8000/mcp")
+# Without MCP_RESOURCE_URL, the endpoint's URL follows HOST and PORT (those `make run` serves on),
+# so tokens minted for this server (their audience) are accepted on whatever port it serves.
+_HOST = os.environ.get("HOST", "127.0.0.1")
+_HOST = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "": "127.0.0.1"}.get(_HOST, _HOST)  # noqa: S104
+if ":" in _HOST and not _HOST.startswith("["):
+    _HOST = f"[{_HOST}]"  # an IPv6 address in a URL
+MCP_RESOURCE_URL = os.environ.get("MCP_RESOURCE_URL") or f"http://{_HOST}:{os.environ.get('PORT', '8000')}/mcp"
 _ORIGIN = MCP_RESOURCE_URL.split("/", 3)
 OAUTH2_PROVIDER = {
     "OIDC_ISS_ENDPOINT": "/".join(_ORIGIN[:3]),
@@ -176,6 +184,14 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "unacked_restore_throttle": 1,
     }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Results are kept only for calls that wait for one (the celery.task handler kind asks per call):
+# on the Redis broker's server, otherwise in a SQLite file next to the embedded broker.
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or (
+    CELERY_BROKER_URL
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else f"db+sqlite:///{VAR_DIR / 'celery-results.sqlite3'}"
+)
+CELERY_RESULT_EXPIRES = 3600
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = os.environ.get("MCP_CELERY_EAGER") == "1"
@@ -189,6 +205,8 @@ CELERY_BEAT_SCHEDULE = {
     # Tasks whose worker died are retried or failed (TASK_WORKER_LOST), whatever the broker.
     "mcp-tools-sweep-lost-tasks": {"task": "mcp_tools.sweep_lost_tasks", "schedule": 10.0},
     "mcp-tools-purge-expired-handles": {"task": "mcp_tools.purge_expired_handles", "schedule": 300.0},
+    # Calls of approval-gated tools nobody decided in time: held tasks end with the refusal.
+    "mcp-tools-expire-approvals": {"task": "mcp_tools.expire_approvals", "schedule": 30.0},
 }
 for _name in ("TASK_HEARTBEAT_SECONDS", "TASK_LOST_AFTER_SECONDS"):
     if os.environ.get(f"MCP_{_name}"):

@@ -28,3 +28,12 @@ async def legacy_handshake(
     session.adopt(init)
     await session.send_notification(types.InitializedNotification())
     return init
+
+
+async def send_unchecked(session: Any, request: Any) -> dict[str, Any]:
+    """SDK 2.3.0 types CreateTaskResult but validates every tools/call answer as a CallToolResult,
+    so a task-augmented call goes through the session's own dispatcher without that check."""
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    opts: dict[str, Any] = {}
+    session._stamp(data, opts)
+    return dict(await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts))

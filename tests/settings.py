@@ -25,3 +25,5 @@ OAUTH2_PROVIDER = {**OAUTH2_PROVIDER, "OIDC_ISS_ENDPOINT": "http://testserver"} 
 # Task-augmented calls run in-process (eager) unless a test starts a real worker.
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_BROKER_URL = "memory://"
+# Results of tasks a celery.task tool waits for (mcp_tools.contrib.celery), kept in memory.
+CELERY_RESULT_BACKEND = "cache+memory://"

@@ -1,14 +1,15 @@
-"""The admin: the tool editor (``tools``), scopes, sessions, tasks, audit events and stream stats."""
+"""The admin: the tool editor (``tools``), call approvals, scopes, sessions, tasks, audit events
+and stream stats."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.http import HttpRequest
 
 from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
-from . import handles  # noqa: F401  (registers McpHandleAdmin)
+from . import approvals, handles  # noqa: F401  (register McpApprovalAdmin, McpHandleAdmin)
 from .tools import RevisionsByUser, ToolAdmin
 
 admin.site.register(Tool, ToolAdmin)
@@ -89,4 +90,8 @@ class McpTaskAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
         done = sum(1 for task in queryset if cancel(task))
         skipped = queryset.count() - done
-        self.message_user(request, f"Cancelled {done} task(s); {skipped} already finished.")
+        self.message_user(
+            request,
+            f"Cancelled {done} task(s); {skipped} already finished.",
+            messages.SUCCESS if done else messages.INFO,
+        )

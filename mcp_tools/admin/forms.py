@@ -11,9 +11,11 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..models import ANNOTATION_FIELDS, EDITABLE_FIELDS, Tool
+from ..models import ANNOTATION_FIELDS, APPROVAL_FIELDS, EDITABLE_FIELDS, Tool
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
+from .config_fields import HandlerConfigFieldsMixin
+from .schema_forms import SchemaFields
 
 # How the admin arranges the model's one list of editable fields (models.tools.EDITABLE_FIELDS);
 # tests/unit checks that the two name the same fields.
@@ -21,6 +23,7 @@ TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
     (None, {"fields": ("name", "title", "description", "enabled")}),
     ("Handler", {"fields": ("handler_key", "handler_config")}),
     ("Access", {"fields": ("required_scopes", "rate_limit", "sensitive_arguments")}),
+    ("Approval", {"fields": APPROVAL_FIELDS}),
     ("Schemas", {"fields": ("input_schema", "output_schema")}),
     ("Annotations", {"fields": ANNOTATION_FIELDS}),
 )
@@ -151,20 +154,22 @@ def handler_choices(current: str | None = None) -> list[tuple[str, SafeString | 
 
 def config_schemas_help() -> SafeString:
     """The config schema of each kind that has one, for the handler config's help text."""
-    kinds = [kind for kind in registry if kind.config_schema is not None]
+    schemas = [(kind.key, kind.get_config_schema()) for kind in registry]
+    kinds = [(key, schema) for key, schema in schemas if schema is not None]
     if not kinds:
         return format_html("{}", "A JSON object; no registered handler reads a config.")
     return format_html(
-        "A JSON object checked against the chosen handler's config schema:{}",
+        "A JSON object checked against the chosen handler's config schema. For a kind with its own "
+        "fields below, this box is read when you change it (changing both is refused unless they agree):{}",
         format_html_join(
             "",
             "<br><code>{}</code>: <code>{}</code>",
-            ((kind.key, json.dumps(kind.config_schema)) for kind in kinds),
+            ((key, json.dumps(schema)) for key, schema in kinds),
         ),
     )
 
 
-class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
+class ToolForm(HandlerConfigFieldsMixin, forms.ModelForm):  # type: ignore[type-arg]
     handler_key = forms.ChoiceField(label="Handler", choices=(), widget=forms.RadioSelect)
     handler_config = PrettyJSONField(label="Handler config", required=False, rows=4)
     input_schema = PrettyJSONField(label="Input schema", rows=14)
@@ -195,7 +200,14 @@ class ToolForm(forms.ModelForm):  # type: ignore[type-arg]
 
 
 class TryForm(forms.Form):
-    """Arguments for one call of a saved tool, and the revision to answer in."""
+    """Arguments for one call of a saved tool, and the revision to answer in.
+
+    When the tool's input schema is form-able, its properties are fields too (``arg__<name>``):
+    the JSON box is read when it is not empty, the fields otherwise; both filled in is refused
+    unless they say the same.
+    """
+
+    ARG_PREFIX = "arg__"
 
     arguments = PrettyJSONField(label="Arguments", rows=8, required=False, initial=dict, help_text="A JSON object.")
     protocol_version = forms.ChoiceField(
@@ -205,13 +217,52 @@ class TryForm(forms.Form):
         help_text="The result is shaped as this revision's clients receive it.",
     )
 
+    def __init__(self, *args: Any, input_schema: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.argument_fields = SchemaFields.build(input_schema, self.ARG_PREFIX)
+        if self.argument_fields is not None:
+            self.fields.update(self.argument_fields.fields)
+            self.fields["arguments"].initial = None
+            self.fields["arguments"].label = "Arguments as JSON"
+            self.fields[
+                "arguments"
+            ].help_text = "A JSON object. Leave it empty to send the fields above; when it is filled in, it is sent."
+
+    def schema_fields(self) -> list[Any]:
+        return [self[name] for name in self.argument_fields.names] if self.argument_fields else []
+
+    def other_fields(self) -> list[Any]:
+        return [field for field in self if not field.name.startswith(self.ARG_PREFIX)]
+
     def clean_arguments(self) -> Any:
         value = self.cleaned_data.get("arguments")
-        if value is None:  # an empty box, or {} (which forms count as empty)
-            return {}
-        if not isinstance(value, dict):
+        if value is not None and not isinstance(value, dict):
             raise ValidationError("Tool arguments are a JSON object, e.g. {}.")
         return value
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        typed = cleaned.get("arguments")
+        group = self.argument_fields
+        if group is None or "arguments" in self.errors:
+            if group is not None:
+                group.drop_errors(self)
+            cleaned["arguments"] = typed or {}
+            return cleaned
+        fields_changed = group.changed(self)
+        if typed is not None and not fields_changed:  # the box is read
+            group.drop_errors(self)
+            return cleaned
+        if any(name in self.errors for name in group.names):
+            return cleaned
+        value = group.assemble(cleaned)
+        if typed is not None and typed != value:
+            self.add_error(
+                "arguments", "Both the JSON box and the fields are filled in, and they differ: empty one of them."
+            )
+        elif group.check(self, value, fallback="arguments"):
+            cleaned["arguments"] = value
+        return cleaned
 
 
 class ImportForm(forms.Form):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
@@ -56,5 +56,10 @@ class McpHandleAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     @admin.action(description="Expire selected handles", permissions=["change"])
     def expire_handles(self, request: HttpRequest, queryset: QuerySet[McpHandle]) -> None:
         # Expired rows answer like unknown ones at once; the purge deletes them later.
+        selected = queryset.count()
         count = queryset.filter(expires_at__gt=timezone.now()).update(expires_at=timezone.now())
-        self.message_user(request, f"Expired {count} handle(s).")
+        self.message_user(
+            request,
+            f"Expired {count} handle(s); {selected - count} already expired.",
+            messages.SUCCESS if count else messages.INFO,
+        )

@@ -24,6 +24,7 @@ from ..editing.transfer import ImportRejected, dumps, export_tools, import_tools
 from ..models import EDITABLE_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision
 from ..registry import registry
 from ..tasking import tasks_enabled
+from .config_fields import config_fieldsets
 from .forms import TOOL_FIELDSETS, ImportForm, ToolForm, TryForm
 from .trial import try_tool
 
@@ -94,6 +95,19 @@ class ToolAdmin(RevisionsByUser):
         *TOOL_FIELDSETS,
         ("History", {"fields": ("version", "created_at", "created_by", "updated_at", "updated_by")}),
     )
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        # The generated config fields of each kind follow the handler (see config_fields).
+        base = list(super().get_fieldsets(request, obj))
+        if obj is not None and not self.has_change_permission(request, obj):
+            return base  # shown read-only: the stored config is in the JSON box
+        at = next((i + 1 for i, (title, _) in enumerate(base) if title == "Handler"), len(base))
+        return [*base[:at], *config_fieldsets(), *base[at:]]
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        # The form adds the generated fields itself; the model form is built from the model's.
+        kwargs["fields"] = EDITABLE_FIELDS
+        return super().get_form(request, obj, change, **kwargs)
 
     @admin.display(description="handler", ordering="handler_key")
     def handler(self, obj: Tool) -> str:
@@ -375,7 +389,7 @@ class ToolAdmin(RevisionsByUser):
         if tool is None:
             raise Http404("No such tool")
         self._require(self.has_view_permission(request, tool) and self.has_try_permission(request))
-        form = TryForm(request.POST or None)
+        form = TryForm(request.POST or None, input_schema=tool.input_schema)
         trial = None
         if request.method == "POST" and form.is_valid():
             trial = try_tool(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -27,36 +26,12 @@ from ..exceptions import InputUnavailable
 from ..models import McpPendingInput, McpSession
 from ..protocol import inputs
 from .answers import check_question, checked_answer, missing_capability
-from .waiting import GRACE_SECONDS, wait_for_answer
+from .waiting import GRACE_SECONDS, people, wait_for_answer
 
 logger = logging.getLogger("mcp_tools")
 
 
-class _WaitSlots:
-    """Calls of this process waiting for an answer, each holding a thread of the handler pool.
-
-    At most half of ``HANDLER_POOL_SIZE`` wait at once, so calls that wait for people never take
-    every handler thread from calls that do not (the answers themselves arrive on the protocol
-    pool).
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.taken = 0
-
-    def take(self) -> bool:
-        with self._lock:
-            if self.taken >= max(1, int(mcp_settings.HANDLER_POOL_SIZE) // 2):
-                return False
-            self.taken += 1
-            return True
-
-    def give_back(self) -> None:
-        with self._lock:
-            self.taken -= 1
-
-
-_slots = _WaitSlots()
+_slots = people  # calls waiting for a person: shared with approval-gated calls
 
 
 class StreamAsker:

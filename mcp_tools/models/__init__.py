@@ -1,5 +1,6 @@
 """The app's models, one module per capability; import them from here (``mcp_tools.models``)."""
 
+from .approvals import ApprovalState, McpApproval
 from .audit import AuditEvent, AuditOutcome
 from .handles import McpHandle, McpPendingInput
 from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision
@@ -8,6 +9,7 @@ from .tasks import McpTask, TaskStatus, new_task_id
 from .tools import (
     ACCESS_FIELDS,
     ANNOTATION_FIELDS,
+    APPROVAL_FIELDS,
     BINDING_FIELDS,
     EDITABLE_FIELDS,
     SCOPE_NAME_RE,
@@ -23,15 +25,18 @@ from .tools import (
 __all__ = [
     "ACCESS_FIELDS",
     "ANNOTATION_FIELDS",
+    "APPROVAL_FIELDS",
     "BINDING_FIELDS",
     "EDITABLE_FIELDS",
     "SCOPE_NAME_RE",
     "STATS_STALE_SECONDS",
     "TOOL_NAME_RE",
     "WIRE_FIELDS",
+    "ApprovalState",
     "AuditEvent",
     "AuditOutcome",
     "CatalogVersion",
+    "McpApproval",
     "McpHandle",
     "McpPendingInput",
     "McpSession",

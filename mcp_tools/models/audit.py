@@ -15,6 +15,10 @@ class AuditOutcome(models.TextChoices):
     DENIED = "denied", _("Insufficient scope")
     RATE_LIMITED = "rate_limited", _("Rate limited")
     CANCELLED = "cancelled", _("Cancelled")
+    # Approval-gated tools: a person's decision on a call, and a call nobody decided in time.
+    APPROVED = "approved", _("Approved")
+    REJECTED = "rejected", _("Rejected")
+    EXPIRED = "expired", _("Not approved in time")
 
 
 class AuditEvent(models.Model):

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import RegexValidator
+from django.core.validators import MinValueValidator, RegexValidator
 from django.db import connections, models, router, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -46,8 +46,16 @@ ANNOTATION_FIELDS: tuple[str, ...] = (
 """The hints and presentation of a tools/list entry (the admin shows them as one group)."""
 WIRE_FIELDS: tuple[str, ...] = ("name", "title", "description", "input_schema", "output_schema", *ANNOTATION_FIELDS)
 """What a tools/list entry is made of."""
-BINDING_FIELDS: tuple[str, ...] = ("handler_key", "handler_config", "rate_limit", "sensitive_arguments")
-"""How a call runs: the handler kind, its config, the rate limit and the audit redactions."""
+APPROVAL_FIELDS: tuple[str, ...] = ("requires_approval", "approval_timeout")
+"""Whether a person must approve each call first, and how long it may wait (the admin's Approval group)."""
+BINDING_FIELDS: tuple[str, ...] = (
+    "handler_key",
+    "handler_config",
+    "rate_limit",
+    "sensitive_arguments",
+    *APPROVAL_FIELDS,
+)
+"""How a call runs: the handler kind, its config, the rate limit, the audit redactions, approval."""
 ACCESS_FIELDS: tuple[str, ...] = ("enabled", "required_scopes")
 """Who sees the tool at all."""
 EDITABLE_FIELDS: tuple[str, ...] = WIRE_FIELDS + BINDING_FIELDS + ACCESS_FIELDS
@@ -125,6 +133,21 @@ class Tool(models.Model):
         default=list,
         blank=True,
         help_text=_("Argument names whose values the audit trail redacts (also schema properties with writeOnly)."),
+    )
+    requires_approval = models.BooleanField(
+        _("requires approval"),
+        default=False,
+        help_text=_(
+            "Each call waits until someone with the approve_call permission approves it in the admin "
+            "(Call approvals); rejected or undecided calls are refused."
+        ),
+    )
+    approval_timeout = models.PositiveIntegerField(
+        _("approval timeout (seconds)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_("How long a call waits for a decision; empty: the site default (APPROVAL_TIMEOUT)."),
     )
     version = models.PositiveIntegerField(_("version"), default=1, editable=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import approvals
 from ..asking import AnswerRefused, record_task_answers
 from ..conf import mcp_settings
 from ..protocol import errors as e
@@ -26,7 +27,8 @@ def _task_request(ex: Exchange) -> None:
 
 def get(req: Request, ex: Exchange) -> bytes:
     _task_request(ex)
-    task = recovery.recover(tasking.find_task(req.params, ex.principal))  # its worker may be gone
+    task = tasking.find_task(req.params, ex.principal)
+    task = recovery.recover(approvals.settle_task(task))  # its approval may be overdue, its worker gone
     state = tasking.state_of(task, ex.revision)
     if ex.revision.modern:
         return complete(req, ex, task_wire.ext_detailed(state))
@@ -35,7 +37,7 @@ def get(req: Request, ex: Exchange) -> bytes:
 
 def result(req: Request, ex: Exchange) -> bytes:
     """T11-10: block until terminal, then answer what tools/call would have, with related-task meta."""
-    task = tasking.find_task(req.params, ex.principal)
+    task = approvals.settle_task(tasking.find_task(req.params, ex.principal))
     # Meanwhile its requests for input go out on this response's stream (T11-11).
     task = tasking.terminal_or_wait(task, ex.wait_until, ex.watch)
     if task.error_code is not None:
@@ -61,6 +63,8 @@ def cancel(req: Request, ex: Exchange) -> bytes:
     _task_request(ex)
     task = tasking.find_task(req.params, ex.principal)
     cancelled = tasking.cancel(task)
+    if cancelled:
+        approvals.task_cancelled(task.pk)
     if ex.revision.modern:
         # TX-8: an empty acknowledgement; cancellation is eventually consistent.
         return complete(req, ex, {})

@@ -9,10 +9,12 @@ from typing import Any
 
 import orjson
 
-from .. import audit, cancel, ratelimit, runner
+from .. import approvals, audit, cancel, ratelimit, runner
+from ..asking.waiting import people
 from ..auth import AuthFailure, get_auth_backend
 from ..catalog import Catalog, CompiledTool, get_catalog
 from ..conf import mcp_settings
+from ..models import ApprovalState
 from ..protocol import errors as e
 from ..protocol import tasks as task_wire
 from ..protocol.cursor import decode_cursor, encode_cursor
@@ -168,11 +170,18 @@ def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | Non
         note.update(outcome="rate_limited", detail=limited[0])
         return complete(req, ex, _retry_later(limited[0], limited[1], rev))
     if as_task:
-        task = tasking.create_task(tool, arguments, ex.principal, rev, ttl, _declared(ex))
+        if tool.requires_approval:  # held, working, until someone approves it (then enqueued)
+            task = approvals.hold_task(tool, arguments, ex.principal, rev, ttl, _declared(ex))
+        else:
+            task = tasking.create_task(tool, arguments, ex.principal, rev, ttl, _declared(ex))
         state = tasking.state_of(task, rev)
         created = task_wire.ext_create_result(state) if rev.modern else task_wire.core_create_result(state)
-        note.update(outcome="ok", detail="task created")
+        note.update(outcome="ok", detail="task created" + (", awaiting approval" if tool.requires_approval else ""))
         return complete(req, ex, created)
+    if tool.requires_approval:
+        gate = _await_approval(req, ex, tool, arguments, note)
+        if not isinstance(gate, _Approved):
+            return gate  # the refusal, or None: cancelled while waiting
     bound = mcp_settings.MAX_CALLS_PER_PRINCIPAL
     slot = f"calls:{ex.principal.key}"
     if bound and not ratelimit.acquire_slot(slot, bound, CALL_SLOT_SECONDS):
@@ -191,6 +200,44 @@ def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | Non
     if result.get("resultType") == "input_required":
         note["detail"] = "input required: " + ", ".join(result["inputRequests"])
     return complete(req, ex, result)
+
+
+class _Approved:
+    """The call was approved and this process claimed it: run it."""
+
+
+APPROVED = _Approved()
+
+
+def _await_approval(
+    req: Request, ex: Exchange, tool: CompiledTool, arguments: dict[str, Any], note: dict[str, Any]
+) -> bytes | None | _Approved:
+    """Store the pending call and wait for a person's decision (any process may take it)."""
+    if not people.take():
+        message = (
+            "Too many calls on this server are waiting for a person right now; retry later "
+            "(or call the tool as a task)."
+        )
+        note.update(outcome="rate_limited", detail=message)
+        return complete(req, ex, _retry_later(message, 5.0, ex.revision))
+    try:
+        pending = approvals.request(tool, arguments, ex.principal)
+        timeout = approvals.timeout_of(tool)
+        if ex.emit is not None and level_allows(_log_threshold(ex), "info"):
+            waiting = f"Call #{pending.pk} of tool {tool.name!r} awaits approval (up to {timeout} seconds)."
+            logged = {"level": "info", "logger": "mcp_tools", "data": waiting}
+            ex.emit(_notification("notifications/message", logged))
+        row = approvals.await_decision(pending.pk, timeout, ex.cancelled)
+    finally:
+        people.give_back()
+    if row.state == ApprovalState.APPROVED and approvals.claim(row.pk):
+        return APPROVED
+    if row.state == ApprovalState.CANCELLED or ex.cancelled():
+        return None
+    message = approvals.refusal(row, tool.name, timeout)
+    outcome = {"rejected": "rejected", "expired": "expired"}.get(str(row.state), "denied")
+    note.update(outcome=outcome, detail=message)
+    return complete(req, ex, runner.refusal(message, ex.revision))
 
 
 def _declared(ex: Exchange) -> dict[str, Any]:

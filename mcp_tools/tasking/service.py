@@ -79,13 +79,17 @@ def create_task(
     rev: Revision,
     ttl_ms: int | None,
     client_capabilities: dict[str, Any] | None = None,
+    *,
+    held: str = "",
 ) -> McpTask:
     """Store the row, then enqueue it; the caller answers with the create-task result at once.
 
     The row is committed before the message is published (TX-4), so any server instance and
     the worker find it. If the broker refuses the message the row is deleted and the client
     gets a clear error: no orphan row is left working forever. ``client_capabilities`` (what
-    the client declared) decide what the handler may ask it in the worker.
+    the client declared) decide what the handler may ask it in the worker. A ``held`` task (its
+    status message says why: awaiting approval) is stored working and not enqueued: whoever
+    releases it calls ``enqueue``.
     """
     ttl = effective_ttl(ttl_ms)
     now = timezone.now()
@@ -108,8 +112,11 @@ def create_task(
         poll_interval_ms=int(mcp_settings.TASK_POLL_INTERVAL_MS),
         celery_id=uuid.uuid4().hex,
         client_capabilities=client_capabilities or {},
+        status_message=held,
     )
     logger.info("Task %s created: tool %r for %s", task.pk, tool.name, principal.key)
+    if held:
+        return task
     try:
         enqueue(task)
     except QueueUnavailable as exc:

@@ -233,6 +233,39 @@ DEMO_SCOPES: list[tuple[str, str, bool, list[str]]] = [
 ]
 
 # Which scopes each demo tool requires; tools not listed need none.
+# Built-in handler kinds, bound with no code: a Celery task of the site (project/demo/tasks.py)
+# and a DRF view of the site (project/library/api.py), called as the caller's user.
+DEMO_TOOLS += [
+    {
+        "name": "word_stats",
+        "title": "Word statistics (Celery task)",
+        "description": "Count the words of a text and name the most frequent, in the site's Celery worker.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "maxLength": 100000},
+                "top": {"type": "integer", "minimum": 1, "maximum": 20, "default": 3},
+            },
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+        "handler_key": "celery.task",
+        "handler_config": {"task": "demo.word_stats", "timeout": 30},
+        # Always a task: a plain call would wait for a worker, and the servers of the e2e tests
+        # (the fuzzer's included) run none.
+        "task_support": "required",
+        "read_only_hint": True,
+    },
+    {
+        "name": "library_stats",
+        "title": "Library statistics (REST API)",
+        "description": "How many books of each genre the demo library has (GET /api/stats/, signed-in users).",
+        "handler_key": "drf.view",
+        "handler_config": {"route": "library-stats", "method": "GET"},
+        "read_only_hint": True,
+    },
+]
+
 DEMO_TOOL_SCOPES: dict[str, list[str]] = {
     "get_weather": ["notes:read"],
     "color_swatch": ["notes:read"],

@@ -34,6 +34,8 @@ class BookTools(ModelToolset):
     ordering = ["-published"]
     aggregate_fields = ["price", "pages", "published"]
     group_by_fields = ["genre", "author", "in_stock"]
+    actions = ["mark_out_of_stock", "clear_tags"]  # of BookAdmin (library/admin.py)
+    destructive_actions = ["clear_tags"]
     required_scopes = {
         "list": ["library:read"],
         "get": ["library:read"],

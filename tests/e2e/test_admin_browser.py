@@ -1,11 +1,15 @@
 """The tool editor in a real headless Chromium against a real server, checked step by step
 through the official MCP Python SDK: create, a schema error, fix, preview, Try it, disable,
-restore. Screenshots of each step go to the test's tmp dir (``screenshots/``)."""
+restore, and approve a pending call once the tool requires approval. Screenshots of each step
+go to the test's tmp dir (``screenshots/``)."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -197,9 +201,9 @@ def test_an_admin_edits_a_tool_in_a_real_browser(browser: Any, server: LiveServe
     steps.shot("saved-with-preview")
     change_url = browser.current_url
 
-    # Try it: the same answer a client gets.
+    # Try it: the same answer a client gets (the argument typed in the field made from the schema).
     steps.submit("a.mcp-try-link")
-    steps.fill("arguments", '{"text": "hi"}')
+    steps.fill("arg__text", "hi")
     steps.submit("input[name=_run]")
     assert steps.find("#try-is-error").text == "isError: false"
     assert [b.text for b in steps.find_all(".mcp-block pre")] == [">> hi"]
@@ -207,11 +211,18 @@ def test_an_admin_edits_a_tool_in_a_real_browser(browser: Any, server: LiveServe
     called = steps.call(TOOL, {"text": "hi"})
     assert called["content"] == [{"type": "text", "text": ">> hi"}]
 
-    # Edit the description (a second revision), then disable it with the bulk action (confirmed).
+    # Edit the description and the prefix, in the config field made from demo.echo's schema (only
+    # the chosen kind's fields are shown), then disable it with the bulk action (confirmed).
     browser.get(change_url)
+    assert steps.find("[name='config__demo.echo__prefix']").get_attribute("value") == ">> "
+    assert not steps.find("[name='config__demo.report__step_seconds']").is_displayed()
     steps.fill("description", "Echoes text, edited")
+    steps.fill("config__demo.echo__prefix", "## ")
+    browser.execute_script("arguments[0].scrollIntoView()", steps.find("fieldset.mcp-config:not([style*='none'])"))
+    steps.shot("config-fields")
     steps.submit("input[name=_continue]")
     assert steps.listed()[TOOL]["description"] == "Echoes text, edited"
+    assert steps.call(TOOL, {"text": "hi"})["content"] == [{"type": "text", "text": "## hi"}]
     steps.open(f"/admin/mcp_tools/tool/?q={TOOL}")
     steps.find("input[name=_selected_action]").click()
     from selenium.webdriver.support.ui import Select
@@ -242,3 +253,30 @@ def test_an_admin_edits_a_tool_in_a_real_browser(browser: Any, server: LiveServe
     listed = steps.listed()
     assert listed[TOOL]["description"] == "Echoes text with a prefix"
     assert steps.call(TOOL, {"text": "back"})["content"] == [{"type": "text", "text": ">> back"}]
+
+    # Gate it behind approval: a client's call waits until an admin approves it in the browser.
+    browser.get(change_url)
+    steps.find("[name='requires_approval']").click()
+    steps.submit("input[name=_continue]")
+    waiting: dict[str, Any] = {}
+    caller = threading.Thread(target=lambda: waiting.update(result=steps.call(TOOL, {"text": "gated"})), daemon=True)
+    caller.start()
+    links: list[Any] = []
+    for _ in range(50):  # the pending call shows within 10 s
+        steps.open("/admin/mcp_tools/mcpapproval/")
+        links = steps.find_all("#result_list a[href*='/mcpapproval/']")
+        if links:
+            break
+        time.sleep(0.2)
+    assert len(links) == 1
+    assert "result" not in waiting  # the client is still waiting
+    steps.shot("pending-calls")
+    steps.follow(links[0])
+    assert '"text": "gated"' in steps.find("pre.mcp-arguments").text
+    steps.shot("pending-call")
+    steps.submit("input[type=submit][value='Approve']")
+    [approved] = steps.messages()
+    assert re.fullmatch(rf"Approved call #\d+ of tool {TOOL}\.", approved)
+    steps.shot("approved")
+    caller.join(timeout=30)
+    assert waiting["result"]["content"] == [{"type": "text", "text": ">> gated"}]

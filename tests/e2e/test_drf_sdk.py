@@ -157,3 +157,146 @@ async def test_library_tools_end_to_end(library: tuple[LiveServer, dict[str, str
         assert not {"create_book", "update_book", "delete_book"} & names
     assert CHECKED.count("tools/call") > 20
     assert "tools/list" in CHECKED
+
+
+@pytest.mark.node
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+def test_typescript_client_lists_and_calls_a_model_tool(
+    library: tuple[LiveServer, dict[str, str]], version: str
+) -> None:
+    """The official TypeScript clients (SDK 1.x through initialize, client 2.x on 2026-07-28) with alice's
+    bearer token see list_book with its annotations and schemas, call it with a filter, an ordering and a
+    limit and get her poetry books; a filter outside the allowlist is refused naming what is allowed."""
+    from tests.e2e import nodejs
+    from tests.e2e.test_ts_client import run_client
+
+    server, tokens = library
+    result = run_client(nodejs.node(), server, "client_model.mjs", version, tokens["reader"])
+    if version == "2026-07-28":
+        assert result["negotiated"] == version
+    assert {"list_book", "get_book", "aggregate_book", "list_author"} <= set(result["tools"])
+    assert not {"create_book", "delete_book"} & set(result["tools"])  # library:read only
+    tool = result["list_book"]
+    assert tool["annotations"]["readOnlyHint"] is True
+    assert tool["input_properties"] == ["cursor", "filter", "include_total", "limit", "order_by", "search"]
+    assert tool["output_properties"] == ["items", "next_cursor", "total"]
+    page = result["page"]
+    assert page["is_error"] is False, page["text"]
+    items = page["structured"]["items"]
+    assert len(items) == 5
+    assert all(row["genre"] == "poetry" for row in items)
+    prices = [float(row["price"]) for row in items]
+    assert prices == sorted(prices, reverse=True)
+    assert page["structured"]["total"] >= 5
+    assert json.loads(page["text"]) == page["structured"]  # the text block carries the same JSON
+    # Outside the allowlist: -32602 before 2025-11-25, an isError result from then on; both name what is allowed.
+    assert (result["refused"]["is_error"], result["refused"]["code"]) == (
+        (False, -32602) if version == "2025-06-18" else (True, None)
+    )
+    assert "'owner' is not one of ['title', 'genre'" in result["refused"]["text"]
+
+
+def _answering(answers: list[Any], asked: list[str]) -> Any:
+    async def answer(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        return answers.pop(0)
+
+    return answer
+
+
+async def _new_book(client: Any, title: str, isbn: str) -> int:
+    draft = {"title": title, "isbn": isbn, "author": 1, "genre": "poetry", "price": "1.00", "pages": 1}
+    return int((await _ok(client, "create_book", draft))["id"])
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+async def test_delete_asks_the_user_through_the_sdk_elicitation_callback(
+    library: tuple[LiveServer, dict[str, str]], version: str
+) -> None:
+    """The demo's BookTools confirm destructive operations ("ask"): a client that declared
+    elicitation is asked, naming the book; declined, nothing is deleted; accepted, it is. On
+    2026-07-28 through input_required and the SDK's retry, on 2025-06-18 through elicitation/create
+    on the call's stream."""
+    import httpx2
+    import mcp.types as types
+    from mcp import Client, ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.sdk import legacy_handshake
+
+    server, tokens = library
+    asked: list[str] = []
+    answers = [types.ElicitResult(action="decline"), types.ElicitResult(action="accept", content={"confirm": True})]
+    callback = _answering(answers, asked)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens['alice']}"}, timeout=httpx2.Timeout(30))
+    async with http:
+        if version == "2026-07-28":
+            transport = streamable_http_client(server.url, http_client=http)
+            async with Client(transport, mode="2026-07-28", elicitation_callback=callback) as client:  # type: ignore[arg-type]
+                await _confirmed_delete(client, asked, "9992000000001")
+        else:
+            async with (
+                streamable_http_client(server.url, http_client=http) as (read, write),
+                ClientSession(read, write, elicitation_callback=callback) as session,
+            ):
+                capabilities = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+                await legacy_handshake(session, version, capabilities=capabilities)
+                await _confirmed_delete(session, asked, "9992000000002")
+    assert not answers
+
+
+async def _confirmed_delete(client: Any, asked: list[str], isbn: str) -> None:
+    book = await _new_book(client, f"Doomed {len(asked)}", isbn)
+    question = f"Do you want to delete the book 'Doomed {len(asked)}' (id {book})? This cannot be undone."
+    declined = await _refused(client, "delete_book", {"id": book})
+    assert declined.content[0].text == (
+        f"Nothing was deleted: the user declined the confirmation to delete the book 'Doomed 0' (id {book})."
+    )
+    assert (await _ok(client, "get_book", {"id": book}))["id"] == book
+    assert await _ok(client, "delete_book", {"id": book}) == {"deleted": True, "id": book}
+    assert asked == [question, question]
+    assert (await _refused(client, "get_book", {"id": book})).content[0].text == f"No book with id {book}."
+
+
+async def test_admin_actions_of_the_books_run_as_tools(library: tuple[LiveServer, dict[str, str]]) -> None:
+    """BookAdmin's actions as tools: mark_out_of_stock_book runs on alice's books and says so in
+    text; bob cannot reach her ids; clear_tags_book is destructive, asked for and declined here."""
+    import mcp.types as types
+
+    server, tokens = library
+    async with _client(server, tokens["alice"]) as alice:
+        tools = {tool.name: tool for tool in (await alice.list_tools()).tools}
+        assert tools["mark_out_of_stock_book"].annotations.destructive_hint is False
+        assert tools["clear_tags_book"].annotations.destructive_hint is True
+        assert tools["mark_out_of_stock_book"].input_schema["properties"]["ids"]["maxItems"] == 100
+        page = await _ok(alice, "list_book", {"filter": {"in_stock": {"exact": True}}, "limit": 2})
+        ids = [row["id"] for row in page["items"]]
+        result = await alice.call_tool("mark_out_of_stock_book", {"ids": ids})
+        assert not result.is_error, result.content
+        assert result.content[0].text == "2 book(s) marked out of stock."
+        assert result.structured_content == {
+            "ids": ids,
+            "messages": [{"level": "success", "message": "2 book(s) marked out of stock."}],
+        }
+        for book in ids:
+            assert (await _ok(alice, "get_book", {"id": book}))["in_stock"] is False
+    async with _client(server, tokens["bob"]) as bob:
+        refused = await _refused(bob, "mark_out_of_stock_book", {"ids": ids})
+        assert refused.content[0].text == f"No books with id {ids[0]}, {ids[1]}; nothing was done."
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    asked: list[str] = []
+    callback = _answering([types.ElicitResult(action="decline")], asked)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens['alice']}"}, timeout=httpx2.Timeout(30))
+    async with http:
+        transport = streamable_http_client(server.url, http_client=http)
+        async with Client(transport, mode="2026-07-28", elicitation_callback=callback) as client:  # type: ignore[arg-type]
+            declined = await _refused(client, "clear_tags_book", {"ids": ids})
+    assert asked == [
+        f"Do you want to run 'Remove every tag of selected books' on 2 books (id {ids[0]}, {ids[1]})? "
+        "This cannot be undone."
+    ]
+    assert declined.content[0].text.startswith("Nothing was done: the user declined")

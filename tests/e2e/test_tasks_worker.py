@@ -21,7 +21,7 @@ import pytest
 
 from tests import services
 from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.sdk import legacy_handshake
+from tests.sdk import legacy_handshake, send_unchecked
 from tests.servers import LiveServer, Worker, drop_queue, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
@@ -145,15 +145,6 @@ def _start_export(client: Raw, steps: int, *, running: bool = False) -> str:
 # --------------------------------------------------------------------------- Python SDK, 2025-11-25
 
 
-async def _send_unchecked(session: Any, request: Any) -> dict[str, Any]:
-    """SDK 2.3.0 types CreateTaskResult but validates every tools/call answer as a CallToolResult,
-    so a task-augmented call goes through the session's own dispatcher without that check."""
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    opts: dict[str, Any] = {}
-    session._stamp(data, opts)
-    return dict(await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts))
-
-
 @pytest.mark.anyio
 async def test_python_sdk_creates_polls_fetches_and_lists(stack: Stack) -> None:
     """T11-5, T11-9, T11-10, T11-12 with the official Python SDK and a real worker."""
@@ -170,7 +161,7 @@ async def test_python_sdk_creates_polls_fetches_and_lists(stack: Stack) -> None:
                 name="build_report", arguments={"steps": 3}, task=types.TaskMetadata(ttl=120_000)
             )
         )
-        created = types.CreateTaskResult.model_validate(await _send_unchecked(session, request))
+        created = types.CreateTaskResult.model_validate(await send_unchecked(session, request))
         task_id = created.task.task_id
         assert created.task.status == "working"
         statuses: list[str] = []
@@ -365,7 +356,7 @@ async def test_python_sdk_answers_the_elicitation_of_a_task(stack: Stack, confir
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(name=confirm_tool, arguments={}, task=types.TaskMetadata(ttl=120_000))
         )
-        created = types.CreateTaskResult.model_validate(await _send_unchecked(session, request))
+        created = types.CreateTaskResult.model_validate(await send_unchecked(session, request))
         task_id = created.task.task_id
         with anyio.fail_after(20):
             while (asking := await get(session, task_id)).status != "input_required":

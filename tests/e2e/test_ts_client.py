@@ -39,10 +39,10 @@ def paged_server(node: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield server
 
 
-def run_client(node: Path, server: LiveServer, script: str, version: str) -> dict[str, Any]:
+def run_client(node: Path, server: LiveServer, script: str, version: str, *extra: str) -> dict[str, Any]:
     """Run one client script; return its JSON result line, failing with its output if it did not succeed."""
     done = subprocess.run(
-        [node, script, server.url, version], cwd=nodejs.JS_DIR, capture_output=True, text=True, timeout=120
+        [node, script, server.url, version, *extra], cwd=nodejs.JS_DIR, capture_output=True, text=True, timeout=120
     )
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     result: dict[str, Any] = {}

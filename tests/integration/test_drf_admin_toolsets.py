@@ -148,6 +148,9 @@ def test_the_admin_form_defines_a_toolset(admin_client: Any) -> None:
         "group_by_fields": "[]",
         "page_size": "20",
         "max_page_size": "100",
+        "actions": "[]",
+        "destructive_actions": "[]",
+        "confirm_destructive": "ask",
     }
     refused = admin_client.post("/admin/mcp_tools_drf/toolsetdefinition/add/", data)
     assert refused.status_code == 200

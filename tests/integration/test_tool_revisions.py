@@ -131,4 +131,7 @@ def test_the_migration_gives_each_existing_tool_a_baseline_revision() -> None:
         "migration",
     )
     tool = Tool.objects.get()
-    assert baseline.data == Tool.snapshots([tool.pk], "default")[tool.pk][2]
+    current = Tool.snapshots([tool.pk], "default")[tool.pk][2]
+    # Columns added after 0009 (0011: approval) are not in its baseline; a restore keeps them.
+    assert baseline.data == {name: value for name, value in current.items() if name in baseline.data}
+    assert set(current) - set(baseline.data) == {"requires_approval", "approval_timeout"}

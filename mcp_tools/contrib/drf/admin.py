@@ -14,7 +14,21 @@ class ToolsetDefinitionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     search_fields = ("name",)
     readonly_fields = ("revision", "updated_at")
     fieldsets = (
-        (None, {"fields": ("name", "model", "enabled", "operations", "required_scopes")}),
+        (
+            None,
+            {
+                "fields": (
+                    "name",
+                    "model",
+                    "enabled",
+                    "operations",
+                    "actions",
+                    "destructive_actions",
+                    "required_scopes",
+                    "confirm_destructive",
+                )
+            },
+        ),
         ("Fields", {"fields": ("fields", "read_only_fields", "lookup_field", "owner_field")}),
         (
             "Queries",

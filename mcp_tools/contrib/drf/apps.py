@@ -10,8 +10,9 @@ class McpToolsDrfConfig(AppConfig):
     verbose_name = "MCP tools: models as tools (DRF)"
 
     def ready(self) -> None:
-        from . import checks, handlers, receivers
+        from . import checks, handlers, receivers, routes
 
         handlers.register_kinds()  # the built-in handler kinds model tool rows are bound to
+        routes.register_kinds()  # drf.view: a tool calling one of the site's DRF views
         receivers.connect()  # toolsets defined in the admin write their rows when saved
         checks.register()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,9 +13,12 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.models import Prefetch
 from rest_framework import relations, serializers
+from rest_framework.fields import SkipField
+from rest_framework.relations import PKOnlyObject
 
 from . import schemas as s
-from .serializers import build_serializer_class
+from .actions import AdminAction, action_schemas, resolve_actions
+from .serializers import ToolModelSerializer, build_serializer_class
 from .site import get_toolset
 from .toolsets import ModelToolset, stored
 
@@ -38,6 +42,46 @@ class Compiled:
     prefetch_related: list[Any]
     fields: dict[str, serializers.Field]  # the readable fields by name (representing values)
     schemas: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
+    # Whether every operation's structuredContent matches its output schema by construction
+    # (the runner then skips checking it; HandlerKind.trusted_output): see ``exact_output``.
+    output_exact: bool = False
+    # Rows -> what ``serializer_class(rows, many=True).data`` holds, without the serializer's
+    # per-row machinery (None with a declared serializer_class): see ``row_writer``.
+    write_rows: Callable[[Iterable[Any]], list[dict[str, Any]]] | None = None
+    actions: dict[str, AdminAction] = field(default_factory=dict)
+    action_schemas: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
+
+
+# The field classes a generated ToolModelSerializer builds, each of whose outputs the schemas
+# state exactly (tests/integration/test_drf_toolsets.py validates every operation's output for
+# a model with every standard Django field type).
+BUILT_FIELDS: frozenset[type[serializers.Field]] = frozenset(
+    {
+        *ToolModelSerializer.serializer_field_mapping.values(),
+        ToolModelSerializer.serializer_choice_field,
+        serializers.MultipleChoiceField,
+        serializers.ModelField,
+        serializers.ReadOnlyField,
+        serializers.FileField,
+        serializers.ImageField,
+        relations.PrimaryKeyRelatedField,
+        relations.ManyRelatedField,
+    }
+)
+
+
+def exact_output(toolset: ModelToolset, serializer: serializers.Serializer) -> bool:
+    """True when the toolset writes through the generated serializer and every field it reads
+    is one of ``BUILT_FIELDS`` (a many-to-many's child too). A declared ``serializer_class`` may
+    carry any field or ``to_representation``: its output is checked on every call."""
+    if toolset.serializer_class is not None:
+        return False
+    for f in s.readable_fields(serializer):
+        if isinstance(f, relations.ManyRelatedField) and type(f.child_relation) is not relations.PrimaryKeyRelatedField:
+            return False
+        if type(f) not in BUILT_FIELDS:
+            return False
+    return True
 
 
 def _plan(serializer: serializers.Serializer) -> tuple[list[str], list[Any]]:
@@ -71,6 +115,91 @@ def _plan(serializer: serializers.Serializer) -> tuple[list[str], list[Any]]:
     return sorted(set(select)), prefetch
 
 
+Writer = Callable[[Any], Any]
+
+
+def _generic(f: serializers.Field) -> Writer:
+    """Exactly what ``Serializer.to_representation`` does for one field."""
+
+    def write(instance: Any) -> Any:
+        attribute = f.get_attribute(instance)
+        check = attribute.pk if isinstance(attribute, PKOnlyObject) else attribute
+        return None if check is None else f.to_representation(attribute)
+
+    return write
+
+
+def _field_writer(model: type[models.Model], f: serializers.Field) -> Writer:
+    """One field's value of a row: a shortcut for a plain column, a foreign key's id and a
+    prefetched many-to-many's ids (what DRF reads and writes for them), DRF's path otherwise."""
+    source = f.source
+    try:
+        model_field = model._meta.get_field(source) if source and "." not in source and source != "*" else None
+    except FieldDoesNotExist:
+        model_field = None
+    if not isinstance(model_field, models.Field) or f.default is not serializers.empty:
+        return _generic(f)  # a property, a method, a reverse relation, a default: DRF's reading
+    kind = type(f)
+    if kind is relations.PrimaryKeyRelatedField and model_field.many_to_one and f.use_pk_only_optimization():
+        attname, pk_field = model_field.attname, f.pk_field
+
+        def write_id(instance: Any) -> Any:
+            value = getattr(instance, attname)
+            return None if value is None else value if pk_field is None else pk_field.to_representation(value)
+
+        return write_id
+    if (
+        kind is relations.ManyRelatedField
+        and model_field.many_to_many
+        and not model_field.auto_created
+        and type(f.child_relation) is relations.PrimaryKeyRelatedField
+        and f.child_relation.pk_field is None
+    ):
+        fallback = _generic(f)
+
+        def write_ids(instance: Any) -> Any:
+            cached = getattr(instance, "_prefetched_objects_cache", {}).get(source)
+            if cached is None or instance.pk is None:
+                return fallback(instance)
+            return [related.pk for related in cached]
+
+        return write_ids
+    if kind in BUILT_FIELDS and model_field.concrete and not model_field.is_relation and kind not in _SPECIAL:
+        represent = f.to_representation
+
+        def write_value(instance: Any) -> Any:
+            value = getattr(instance, source)
+            return None if value is None else represent(value)
+
+        return write_value
+    return _generic(f)
+
+
+# Fields whose value is not the column's attribute (files: a URL; ModelField, ReadOnlyField:
+# their own reading).
+_SPECIAL = frozenset({serializers.FileField, serializers.ImageField, serializers.ModelField, serializers.ReadOnlyField})
+
+
+def row_writer(toolset: ModelToolset, serializer: serializers.Serializer) -> Callable[[Iterable[Any]], list[Any]]:
+    """Rows -> the serializer's ``data`` for them, one writer per field built once per toolset
+    version (tests compare it with the serializer's output for every field type)."""
+    writers = [(f.field_name, _field_writer(toolset.model, f)) for f in s.readable_fields(serializer)]
+
+    def write(rows: Iterable[Any]) -> list[dict[str, Any]]:
+        out = []
+        for row in rows:
+            item: dict[str, Any] = {}
+            for name, writer in writers:
+                try:
+                    item[name] = writer(row)
+                except SkipField:
+                    continue
+            out.append(item)
+        return out
+
+    return write
+
+
 def compile_toolset(toolset: ModelToolset) -> Compiled:
     cls = freeze(build_serializer_class(toolset))
     serializer = cls()
@@ -81,9 +210,15 @@ def compile_toolset(toolset: ModelToolset) -> Compiled:
         select_related=select,
         prefetch_related=prefetch,
         fields={f.field_name: f for f in s.readable_fields(serializer)},
+        output_exact=exact_output(toolset, serializer),
     )
+    if toolset.serializer_class is None:
+        compiled.write_rows = row_writer(toolset, serializer)
     for operation in toolset.operations:
         compiled.schemas[operation] = _operation_schemas(toolset, serializer, operation)
+    compiled.actions = resolve_actions(toolset)
+    for name in compiled.actions:
+        compiled.action_schemas[name] = action_schemas(toolset)
     return compiled
 
 

@@ -16,14 +16,18 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.contrib.messages.storage.base import BaseStorage
 from django.db import IntegrityError, models, router
 from django.db.models.deletion import ProtectedError, RestrictedError
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from rest_framework import relations, serializers
 
 from ...exceptions import ToolError
 from ...registry import HandlerKind, registry
 from ...types import ToolContext, ToolResult, text
 from . import query as q
+from .actions import AdminAction
 from .compiled import Compiled, compiled_for
 from .site import get_toolset
 from .toolsets import OPERATIONS, ModelToolset, stored
@@ -67,6 +71,8 @@ def run(operation: str, ctx: ToolContext) -> Any:
     if operation not in toolset.operations:
         raise ToolError(f"Tool {ctx.tool_name!r} is not available right now.")
     _authorize(toolset, operation, ctx)
+    if operation == "delete":
+        _confirm_delete(compiled, ctx)
     using = (
         router.db_for_write(toolset.model)
         if operation not in ("list", "get", "aggregate")
@@ -93,6 +99,52 @@ def _authorize(toolset: ModelToolset, operation: str, ctx: ToolContext) -> None:
     user = ctx.principal.user
     if user is None or not getattr(user, "is_active", False) or not user.has_perms(needed):
         raise ToolError(f"You may not {operation} {toolset.opts.verbose_name_plural}.")
+
+
+CONFIRM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "confirm": {"type": "boolean", "title": "Confirm", "description": "Check to go ahead.", "default": False}
+    },
+    "required": ["confirm"],
+}
+
+
+def confirm(toolset: ModelToolset, ctx: ToolContext, doing: str, done: str) -> None:
+    """Ask the user before something destructive, as ``toolset.confirm_destructive`` says:
+    returns to go ahead, raises ToolError (nothing done) otherwise. ``doing``: "delete book
+    'Dune' (id 3)"; ``done``: "deleted". Called outside any transaction: on legacy revisions
+    the question holds the call's thread until the user answers, never a lock."""
+    mode = toolset.confirm_destructive
+    if mode == "never":
+        return
+    if not ctx.can_elicit:
+        if mode == "ask":
+            return
+        raise ToolError(
+            f"Nothing was {done}: this toolset requires the user to confirm, and this client cannot ask "
+            f"(it did not declare the elicitation capability). Ask the user, then use a client that "
+            f"supports elicitation to {doing}."
+        )
+    answer = ctx.elicit(f"Do you want to {doing}? This cannot be undone.", CONFIRM_SCHEMA)
+    if answer.action != "accept" or (answer.content or {}).get("confirm") is not True:
+        how = {"decline": "declined", "cancel": "cancelled"}.get(answer.action, "did not confirm")
+        raise ToolError(f"Nothing was {done}: the user {how} the confirmation to {doing}.")
+
+
+def _confirm_delete(compiled: Compiled, ctx: ToolContext) -> None:
+    toolset = compiled.toolset
+    if toolset.confirm_destructive == "never":
+        return
+    with q.guarded(router.db_for_read(toolset.model), toolset.query_timeout):
+        instance = _find(compiled, ctx)  # refuses a row the caller cannot reach before asking
+    value = getattr(instance, toolset.lookup.attname)
+    confirm(
+        toolset,
+        ctx,
+        f"delete the {toolset.opts.verbose_name} {str(instance)!r} ({toolset.lookup_argument} {value})",
+        "deleted",
+    )
 
 
 def _field_errors(toolset: ModelToolset, operation: str, detail: Any) -> ToolResult:
@@ -134,6 +186,8 @@ def _rows(compiled: Compiled, principal: Any) -> models.QuerySet[Any]:
 
 
 def _represent(compiled: Compiled, instances: Any, *, many: bool = False) -> Any:
+    if many and compiled.write_rows is not None:
+        return q.jsonable(compiled.write_rows(instances))
     return q.jsonable(compiled.serializer_class(instances, many=many).data)
 
 
@@ -321,6 +375,10 @@ def _make(operation: str) -> HandlerKind:
     def permissions(config: Any) -> list[str]:
         return _toolset_for(operation, config).get_required_permissions(operation)
 
+    def trusted(config: Any) -> bool:
+        toolset = _toolset_for(operation, config)
+        return compiled_for(toolset.key, toolset.revision or None).output_exact
+
     handle.__name__ = handle.__qualname__ = f"drf_{operation}"
     return HandlerKind(
         key=kind_key(operation),
@@ -330,13 +388,154 @@ def _make(operation: str) -> HandlerKind:
         description=f"The {operation!r} operation of a model toolset (mcp_tools.contrib.drf).",
         schemas=derive,
         permissions=permissions,
+        trusted_output=trusted,
     )
 
 
 KINDS: dict[str, HandlerKind] = {operation: _make(operation) for operation in OPERATIONS}
 
 
+# --------------------------------------------------------------------------- admin actions
+
+ACTION_KIND = KIND_PREFIX + "action"
+ACTION_CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "toolset": {"type": "string", "minLength": 1, "description": "app_label.Class, or admin.<name>"},
+        "revision": {"type": "integer", "minimum": 1, "description": "Of a toolset defined in the admin."},
+        "action": {"type": "string", "minLength": 1, "description": "The name of the ModelAdmin's action."},
+    },
+    "required": ["toolset", "action"],
+    "additionalProperties": False,
+}
+
+
+class _Collected(BaseStorage):
+    """A message storage for the action's request: keeps what ``message_user`` says."""
+
+    def _get(self, *args: Any, **kwargs: Any) -> tuple[list[Any], bool]:
+        return [], True
+
+    def _store(self, messages: Any, response: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        return []
+
+
+def admin_request(user: Any) -> HttpRequest:
+    """A POST request of ``user`` for a ModelAdmin's permission checks and ``message_user``."""
+    request = HttpRequest()
+    request.method = "POST"
+    request.user = user
+    request._messages = _Collected(request)  # type: ignore[attr-defined]
+    return request
+
+
+class _Intermediate(Exception):
+    """The action answered with a page: its transaction is rolled back."""
+
+
+def _action_of(ctx: ToolContext) -> tuple[Compiled, AdminAction]:
+    config = ctx.config
+    try:
+        compiled = compiled_for(config.get("toolset"), config.get("revision"))
+    except ValueError:
+        logger.error("Tool %r names toolset %r, which is not available", ctx.tool_name, config.get("toolset"))
+        raise ToolError(f"Tool {ctx.tool_name!r} is not available right now.") from None
+    action = compiled.actions.get(str(config.get("action")))
+    if action is None:
+        raise ToolError(f"Tool {ctx.tool_name!r} is not available right now.")
+    return compiled, action
+
+
+def run_action(ctx: ToolContext) -> ToolResult:
+    """Run an admin action over ``ids``: the rows of ``get_queryset(principal)`` with those ids,
+    as the caller (the ModelAdmin's ``allowed_permissions``), in one transaction; the messages
+    it sends the user come back as text. A page (intermediate step, download) is refused."""
+    compiled, action = _action_of(ctx)
+    toolset = compiled.toolset
+    plural = str(toolset.opts.verbose_name_plural)
+    _authorize(toolset, "get", ctx)
+    ids = ctx.arguments.get("ids")
+    if not isinstance(ids, list) or not 1 <= len(ids) <= toolset.max_action_ids:
+        raise ToolError(f"ids must be a list of 1 to {toolset.max_action_ids} {plural} ids.")
+    values = [q.python_value(toolset.opts.pk, value, "ids") for value in ids]
+    if len(set(values)) != len(values):
+        raise ToolError("ids lists an id twice.")
+    user = ctx.principal.user
+    if user is None or not getattr(user, "is_active", False):
+        raise ToolError(f"The action {action.name!r} runs as a signed-in user; this call has none.")
+    request = admin_request(user)
+    model_admin = action.model_admin
+    if not model_admin.has_view_or_change_permission(request):  # what the admin's change list needs
+        raise ToolError(f"You may not run {action.name!r} on {plural}: it needs the view or change permission.")
+    if action.allowed_permissions and not any(
+        getattr(model_admin, f"has_{permission}_permission")(request) for permission in action.allowed_permissions
+    ):
+        needed = " or ".join(action.allowed_permissions)
+        raise ToolError(f"You may not run {action.name!r} on {plural}: it needs the {needed} permission.")
+    with q.guarded(router.db_for_read(toolset.model), toolset.query_timeout):
+        found = set(toolset.get_queryset(ctx.principal).filter(pk__in=values).values_list("pk", flat=True))
+    missing = [ids[i] for i, value in enumerate(values) if value not in found]
+    if missing:  # rows outside get_queryset answer like rows that do not exist
+        raise ToolError(f"No {plural} with id {', '.join(map(str, missing))}; nothing was done.")
+    if action.destructive:
+        shown = ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        confirm(toolset, ctx, f"run {action.description!r} on {len(ids)} {plural} (id {shown})", "done")
+    try:
+        with q.guarded(router.db_for_write(toolset.model), toolset.query_timeout):
+            queryset = toolset.get_queryset(ctx.principal).filter(pk__in=values)
+            response = action.func(model_admin, request, queryset)
+            if isinstance(response, HttpResponseBase):
+                raise _Intermediate
+    except _Intermediate:
+        raise ToolError(
+            f"The action {action.name!r} answered with a page (a confirmation step or a download), which a tool "
+            "cannot show; its changes were rolled back."
+        ) from None
+    messages = [{"level": m.level_tag or "info", "message": str(m.message)} for m in request._messages]  # type: ignore[attr-defined]
+    lines = [m["message"] for m in messages] or [f"Ran {action.description!r} on {len(ids)} {plural}."]
+    return ToolResult(
+        content=[text(line) for line in lines],
+        structured_content={"ids": q.jsonable(values), "messages": messages},
+    )
+
+
+def _make_action_kind() -> HandlerKind:
+    def derive(config: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        compiled = _compiled_action(config)
+        return compiled.action_schemas[config["action"]]
+
+    def permissions(config: Any) -> list[str]:
+        return _compiled_action(config).toolset.get_required_permissions("get")
+
+    def trusted(config: Any) -> bool:
+        return _compiled_action(config).output_exact
+
+    return HandlerKind(
+        key=ACTION_KIND,
+        func=run_action,
+        config_schema=ACTION_CONFIG_SCHEMA,
+        label="Model toolset: admin action",
+        description="An admin action of a model toolset's ModelAdmin, over a list of ids (mcp_tools.contrib.drf).",
+        schemas=derive,
+        permissions=permissions,
+        trusted_output=trusted,
+    )
+
+
+def _compiled_action(config: Any) -> Compiled:
+    if not isinstance(config, dict):
+        raise ValueError("The handler config must be an object naming a toolset and an action.")
+    toolset = get_toolset(config.get("toolset"), config.get("revision"))
+    compiled = compiled_for(toolset.key, toolset.revision or None)
+    if config.get("action") not in compiled.actions:
+        raise ValueError(f"Toolset {toolset.key!r} does not declare the action {config.get('action')!r}.")
+    return compiled
+
+
+ACTION = _make_action_kind()
+
+
 def register_kinds() -> None:
-    """Register the six kinds (idempotent; the app config calls it)."""
-    for kind in KINDS.values():
+    """Register the six kinds and the action kind (idempotent; the app config calls it)."""
+    for kind in (*KINDS.values(), ACTION):
         registry.register(kind)

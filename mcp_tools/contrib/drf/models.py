@@ -18,8 +18,9 @@ from django.db import models, transaction
 from django.utils.translation import gettext_lazy as _
 
 from ...types import Principal
+from .actions import resolve_actions
 from .serializers import check_serializer
-from .toolsets import OPERATIONS, ModelToolset
+from .toolsets import CONFIRM_MODES, OPERATIONS, ModelToolset
 
 ADMIN_PREFIX = "admin."  # the keys of toolsets defined here (site.ADMIN_PREFIX)
 
@@ -70,6 +71,28 @@ class ToolsetDefinition(models.Model):
     required_scopes = models.JSONField(
         _("required scopes"), default=list, blank=True, help_text=_('A list for every operation, or {"create": [...]}.')
     )
+    actions = models.JSONField(
+        _("admin actions"),
+        default=list,
+        blank=True,
+        help_text=_("Names of the model's ModelAdmin actions to serve as tools <action>_<name> over a list of ids."),
+    )
+    destructive_actions = models.JSONField(
+        _("destructive actions"),
+        default=list,
+        blank=True,
+        help_text=_("Those of the actions that destroy data: marked destructive and confirmed as set below."),
+    )
+    confirm_destructive = models.CharField(
+        _("confirm destructive operations"),
+        max_length=10,
+        choices=[(mode, mode) for mode in CONFIRM_MODES],
+        default="ask",
+        help_text=_(
+            "Delete (and destructive actions): ask the user first through elicitation when the client can "
+            "(ask), always, refusing clients that cannot (require), or never."
+        ),
+    )
     enabled = models.BooleanField(_("enabled"), default=True)
     revision = models.PositiveIntegerField(_("revision"), default=0, editable=False)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
@@ -113,11 +136,23 @@ class ToolsetDefinition(models.Model):
             "page_size": self.page_size,
             "max_page_size": self.max_page_size,
             "required_scopes": self.required_scopes or (),
+            "confirm_destructive": self.confirm_destructive,
+            "actions": self.actions or [],
+            "destructive_actions": self.destructive_actions or [],
             "name": self.name,
             "key": self.key,
             "revision": self.revision,
         }
-        for attr in ("fields", "read_only_fields", "operations", "search_fields", "ordering_fields", "ordering"):
+        for attr in (
+            "fields",
+            "read_only_fields",
+            "operations",
+            "search_fields",
+            "ordering_fields",
+            "ordering",
+            "actions",
+            "destructive_actions",
+        ):
             value = attrs[attr]
             if not (value == "__all__" and attr == "fields") and not (
                 isinstance(value, list) and all(isinstance(v, str) for v in value)
@@ -135,6 +170,10 @@ class ToolsetDefinition(models.Model):
         toolset: ModelToolset = cls()
         toolset.check()
         check_serializer(toolset)
+        try:
+            resolve_actions(toolset)
+        except ValueError as exc:
+            raise ImproperlyConfigured(str(exc).split(": ", 1)[-1]) from exc
         return toolset
 
     def clean(self) -> None:

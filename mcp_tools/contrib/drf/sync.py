@@ -17,10 +17,14 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from ...models import EDITABLE_FIELDS, Scope, Tool
-from .handlers import KIND_PREFIX, kind_key
+from .compiled import compiled_for
+from .handlers import ACTION_KIND, KIND_PREFIX, kind_key
 from .models import ToolsetDefinition
 from .site import all_toolsets, forget, remember
-from .toolsets import ModelToolset
+from .toolsets import OPERATIONS, ModelToolset
+
+# The kinds whose rows a toolset owns (not drf.view: its rows belong to no toolset).
+TOOLSET_KINDS = (*(kind_key(operation) for operation in OPERATIONS), ACTION_KIND)
 
 # (readOnly, destructive, idempotent) per operation; none of them reaches outside the database.
 HINTS: dict[str, tuple[bool, bool, bool]] = {
@@ -102,6 +106,49 @@ def row_values(toolset: ModelToolset, operation: str) -> dict[str, Any]:
     }
 
 
+def action_row_values(toolset: ModelToolset, name: str) -> dict[str, Any]:
+    """An admin action's row: changes rows (destructive when declared so), not idempotent."""
+    action = compiled_for(toolset.key, toolset.revision or None).actions[name]
+    many = str(toolset.opts.verbose_name_plural)
+    text = toolset.descriptions.get(name) or (
+        f"{action.description}: the admin action {name!r} on the {many} named by ids "
+        f"(at most {toolset.max_action_ids}). What it tells the user comes back as text."
+        + (" This cannot be undone." if action.destructive else "")
+    )
+    name_title = toolset.titles.get(name) or action.description
+    return {
+        "name": toolset.action_tool_name(name),
+        "title": name_title,
+        "description": text,
+        "annotation_title": name_title,
+        "enabled": True,
+        "rate_limit": toolset.rate_limit,
+        "task_support": toolset.task_support.get(name, "forbidden"),
+        "handler_key": ACTION_KIND,
+        "handler_config": {
+            "toolset": toolset.key,
+            "action": name,
+            **({"revision": toolset.revision} if toolset.revision else {}),
+        },
+        "read_only_hint": False,
+        "destructive_hint": action.destructive,
+        "idempotent_hint": False,
+        "open_world_hint": False,
+    }
+
+
+def _wanted_rows(toolset: ModelToolset) -> list[tuple[dict[str, Any], list[str]]]:
+    """(row values, required scopes) of every tool the toolset declares."""
+    rows = [(row_values(toolset, op), toolset.get_required_scopes(op)) for op in toolset.operations]
+    rows += [(action_row_values(toolset, name), toolset.get_required_scopes(name)) for name in toolset.actions]
+    return rows
+
+
+def _binding(values: dict[str, Any]) -> tuple[str, Any, Any]:
+    config = values["handler_config"] if isinstance(values["handler_config"], dict) else {}
+    return (values["handler_key"], config.get("toolset"), config.get("action"))
+
+
 @dataclass
 class Report:
     created: list[str] = field(default_factory=list)
@@ -119,28 +166,27 @@ def _snapshot(tool: Tool) -> dict[str, Any]:
     return {name: getattr(tool, name) for name in EDITABLE_FIELDS if name != "required_scopes"}
 
 
-def _existing(key: str | None = None) -> dict[tuple[str, Any], Tool]:
-    """The model tool rows by (handler kind, toolset key): all, or those of one toolset."""
-    rows = Tool.objects.filter(handler_key__startswith=KIND_PREFIX).prefetch_related("required_scopes")
-    found: dict[tuple[str, Any], Tool] = {}
+def _existing(key: str | None = None) -> dict[tuple[str, Any, Any], Tool]:
+    """The model tool rows by (handler kind, toolset key, action): all, or those of one toolset."""
+    rows = Tool.objects.filter(handler_key__in=TOOLSET_KINDS).prefetch_related("required_scopes")
+    found: dict[tuple[str, Any, Any], Tool] = {}
     for tool in rows:
-        config = tool.handler_config if isinstance(tool.handler_config, dict) else {}
-        if key is None or config.get("toolset") == key:
-            found[(tool.handler_key, config.get("toolset"))] = tool
+        binding = _binding({"handler_key": tool.handler_key, "handler_config": tool.handler_config})
+        if key is None or binding[1] == key:
+            found[binding] = tool
     return found
 
 
 def _sync_one(
     toolset: ModelToolset,
-    existing: dict[tuple[str, Any], Tool],
+    existing: dict[tuple[str, Any, Any], Tool],
     report: Report,
     scopes: dict[str, Scope],
     reset: bool,
     enable: bool = False,
 ) -> None:
-    for operation in toolset.operations:
-        values = row_values(toolset, operation)
-        tool = existing.pop((values["handler_key"], toolset.key), None)
+    for values, required in _wanted_rows(toolset):
+        tool = existing.pop(_binding(values), None)
         if tool is None:
             tool = Tool(**values)
             tool.full_clean()
@@ -155,7 +201,7 @@ def _sync_one(
             changed = _snapshot(tool) != before
             if changed:
                 tool.save()
-        wanted = {_scope(scopes, name, toolset) for name in toolset.get_required_scopes(operation)}
+        wanted = {_scope(scopes, name, toolset) for name in required}
         held = set(tool.required_scopes.all())
         if reset and held != wanted:
             tool.required_scopes.set(wanted)
@@ -167,7 +213,7 @@ def _sync_one(
             (report.updated if changed else report.unchanged).append(tool.name)
 
 
-def _retire(leftovers: dict[tuple[str, Any], Tool], report: Report, prune: bool) -> None:
+def _retire(leftovers: dict[tuple[str, Any, Any], Tool], report: Report, prune: bool) -> None:
     """Rows of operations or toolsets no longer declared: disabled, or deleted with ``prune``."""
     for tool in leftovers.values():
         if prune:
@@ -227,25 +273,35 @@ def _scope(cache: dict[str, Scope], name: str, toolset: ModelToolset) -> Scope:
 def stale_rows() -> list[str]:
     """Names of enabled model tools whose stored schemas differ from what their toolset derives
     now, and toolset operations with no row (``mcp_sync_toolsets`` fixes both)."""
-    from .compiled import compiled_for
-
     problems: list[str] = []
-    seen: set[tuple[str, Any]] = set()
-    for tool in Tool.objects.enabled().filter(handler_key__startswith=KIND_PREFIX):
+    seen: set[tuple[str, Any, Any]] = set()
+    for tool in Tool.objects.enabled().filter(handler_key__in=TOOLSET_KINDS):
+        binding = _binding({"handler_key": tool.handler_key, "handler_config": tool.handler_config})
+        seen.add(binding)
         config = tool.handler_config if isinstance(tool.handler_config, dict) else {}
         operation = tool.handler_key[len(KIND_PREFIX) :]
-        seen.add((operation, config.get("toolset")))
         try:
-            derived = compiled_for(config.get("toolset"), config.get("revision")).schemas.get(operation)
+            compiled = compiled_for(config.get("toolset"), config.get("revision"))
         except ValueError:
             problems.append(f"{tool.name} (toolset {config.get('toolset')!r} is not registered)")
             continue
+        if tool.handler_key == ACTION_KIND:
+            derived = compiled.action_schemas.get(str(config.get("action")))
+            gone = f"action {config.get('action')!r} is no longer declared"
+        else:
+            derived = compiled.schemas.get(operation)
+            gone = f"operation {operation!r} is no longer declared"
         if derived is None:
-            problems.append(f"{tool.name} (operation {operation!r} is no longer declared)")
+            problems.append(f"{tool.name} ({gone})")
         elif (tool.input_schema, tool.output_schema) != derived:
             problems.append(f"{tool.name} (schemas out of date)")
     for toolset in all_toolsets():
-        for operation in toolset.operations:
-            if (operation, toolset.key) not in seen:
-                problems.append(f"{toolset.tool_name(operation)} (no tool row yet)")
+        try:
+            wanted = _wanted_rows(toolset)
+        except ValueError as exc:
+            problems.append(f"{toolset.key} ({exc})")
+            continue
+        for values, _ in wanted:
+            if _binding(values) not in seen:
+                problems.append(f"{values['name']} (no tool row yet)")
     return problems

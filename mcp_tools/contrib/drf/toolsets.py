@@ -54,6 +54,11 @@ TEXT_OPERATORS = ("exact", "in", "contains", "icontains", "startswith", "isnull"
 ORDERED_OPERATORS = ("exact", "in", "lt", "lte", "gt", "gte", "range", "isnull")
 ALL_OPERATORS = frozenset(TEXT_OPERATORS) | frozenset(ORDERED_OPERATORS)
 AGGREGATES = ("count", "sum", "avg", "min", "max")
+# How a destructive operation (delete, an action declared destructive) is confirmed:
+# "never" runs it; "ask" asks the user through elicitation when the client can answer and runs
+# it otherwise; "require" asks, and refuses (nothing done) when the client cannot answer.
+CONFIRM_MODES = ("never", "ask", "require")
+ACTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,80}$")
 
 # Fields whose names look like credentials are left out of ``fields = "__all__"`` (and of
 # ``exclude``): a secret leaves only when the toolset lists it by name.
@@ -128,6 +133,11 @@ class ModelToolset:
     - ``required_scopes``: a list for every operation, or ``{operation: [scopes]}``.
     - ``name`` (default: the model name), ``names``/``titles``/``descriptions`` per operation.
     - ``rate_limit``, ``task_support`` (``{operation: "optional"}``).
+    - ``actions``: names of admin actions of the model's ``ModelAdmin`` to serve as tools
+      ``<action>_<name>`` over ``{"ids": [...]}`` (at most ``max_action_ids``), each opt-in;
+      ``destructive_actions``: those of them that destroy data (destructiveHint, confirmed).
+    - ``confirm_destructive``: ``"ask"`` (default), ``"require"`` or ``"never"``: whether delete
+      (and destructive actions) first ask the user to confirm through elicitation.
 
     Hooks: ``get_queryset(principal)`` (row-level rules), ``get_required_permissions(operation)``
     (default: Django's view/add/change/delete model permissions), ``perform_create``,
@@ -162,6 +172,10 @@ class ModelToolset:
     descriptions: Mapping[str, str] = {}
     rate_limit: str = ""
     task_support: Mapping[str, str] = {}
+    actions: Sequence[str] = ()
+    destructive_actions: Sequence[str] = ()
+    max_action_ids: int = 100
+    confirm_destructive: str = "ask"
     revision: int = 0  # a toolset defined in the admin: its row's revision (0: declared in code)
 
     # ------------------------------------------------------------------ identity
@@ -193,9 +207,23 @@ class ModelToolset:
         """The Django permissions a user needs for ``operation`` (tools are hidden otherwise)."""
         return [f"{self.opts.app_label}.{PERMISSION_ACTIONS[operation]}_{self.opts.model_name}"]
 
+    def get_model_admin(self) -> Any:
+        """The ``ModelAdmin`` whose actions ``actions`` names (default: the model's in the default
+        admin site); None when the model has none."""
+        from django.contrib import admin
+
+        return admin.site._registry.get(self.model)
+
+    def action_tool_name(self, action: str) -> str:
+        return self.names.get(action) or f"{action}_{self.base_name}"
+
     def get_required_scopes(self, operation: str) -> list[str]:
+        """The scopes of an operation's (or an action's) tool: an action not named in a
+        ``{operation: [...]}`` mapping takes the scopes of ``update`` (it changes rows)."""
         scopes = self.required_scopes
         if isinstance(scopes, Mapping):
+            if operation not in scopes and operation in self.actions:
+                return sorted(scopes.get("update", ()))
             return sorted(scopes.get(operation, ()))
         return sorted(scopes)
 
@@ -307,7 +335,15 @@ class ModelToolset:
             raise self._error(f"operations: {wrong or '(none)'} not among {list(OPERATIONS)}")
         if self.serializer_class is None and self.fields is None and not self.exclude:
             raise self._error('set fields (a list, or "__all__"), exclude, or serializer_class')
-        for name in ("page_size", "max_page_size", "max_filters", "max_in", "max_groups", "max_search_length"):
+        for name in (
+            "page_size",
+            "max_page_size",
+            "max_filters",
+            "max_in",
+            "max_groups",
+            "max_search_length",
+            "max_action_ids",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise self._error(f"{name} must be a positive integer")
@@ -321,10 +357,33 @@ class ModelToolset:
                     raise self._error(
                         f"get_required_permissions({operation!r}): {permission!r} is not app_label.codename"
                     )
+        self._check_actions()
+        if self.confirm_destructive not in CONFIRM_MODES:
+            raise self._error(f"confirm_destructive must be one of {list(CONFIRM_MODES)}")
         if isinstance(self.required_scopes, str):
             raise self._error("required_scopes is a list of scope names (or a dict of them per operation)")
         # Evaluate every allowlist: a wrong name fails here, at registration.
         self.filters, self.search_paths, self.orderings, self.aggregates, self.groups, self.lookup  # noqa: B018
+
+    def _check_actions(self) -> None:
+        """Names only (the ModelAdmin is looked up when the toolset is compiled: admin modules
+        may load after this one)."""
+        for setting in ("actions", "destructive_actions"):
+            value = getattr(self, setting)
+            if isinstance(value, str) or not all(isinstance(a, str) and ACTION_NAME.match(a) for a in value):
+                raise self._error(f"{setting} must be a list of action names")
+        if "delete_selected" in self.actions:
+            raise self._error(
+                "actions: 'delete_selected' answers with a confirmation page; use the delete operation instead"
+            )
+        if len(set(self.actions)) != len(self.actions):
+            raise self._error("actions: a name is listed twice")
+        wrong = [a for a in self.destructive_actions if a not in self.actions]
+        if wrong:
+            raise self._error(f"destructive_actions: {wrong} not in actions")
+        clashes = [a for a in self.actions if self.action_tool_name(a) in {self.tool_name(op) for op in OPERATIONS}]
+        if clashes:
+            raise self._error(f"actions: {clashes} would be named like an operation's tool")
 
     def _plain_field(self, name: str, setting: str) -> models.Field[Any, Any]:
         """A concrete field of the model itself: no ``__`` traversal, no reverse relations."""

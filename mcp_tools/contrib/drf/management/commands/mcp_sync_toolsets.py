@@ -28,6 +28,8 @@ class Command(BaseCommand):
             report = sync_toolsets(reset=options["reset"], prune=options["prune"])
         except ValidationError as exc:
             raise CommandError(f"A model tool row is invalid: {exc}") from exc
+        except ValueError as exc:  # e.g. an action the model's ModelAdmin does not have
+            raise CommandError(str(exc)) from exc
         self.stdout.write(f"Model tools: {report.summary()}.")
         for name in report.created + report.updated:
             self.stdout.write(f"  {'created' if name in report.created else 'updated'} {name}")

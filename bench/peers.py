@@ -1,0 +1,657 @@
+"""Ours against the peers in one run, same catalog, same process counts (``make bench-peers``).
+
+    .venv/bin/python bench/peers.py            # full: 10 s runs, 3 interleaved repetitions
+    .venv/bin/python bench/peers.py --quick    # 3 s runs, 1 repetition
+
+Every server exposes the same 101 tools (``echo`` plus 100 small ones: bench/peers/catalog.py,
+bench/seed.py --only-echo for ours) on 127.0.0.1 with two processes:
+
+- bare:       the bare Django view (bench/bare_settings.py, a sync view) under gunicorn, 2 sync
+              workers: the limit of a Django view that parses the request and answers bytes;
+- ours-asgi:  the demo site under uvicorn, 2 workers, the endpoint answered by the ASGI front;
+- ours-wsgi:  the same site under gunicorn, 2 sync workers (WSGI: JSON POSTs answered by the WSGI front);
+- ours-auth:  ours-asgi with MCP_AUTH=oauth and a real DOT access token on every request;
+- mcpz:       django-mcpz under gunicorn, 2 sync workers (bench/peers/mcpz/);
+- mcpserver:  django-mcp-server, stateless, under gunicorn, 2 sync workers (bench/peers/mcpserver/);
+- sdk:        the official MCP Python SDK, stateless JSON responses, uvicorn 2 workers.
+
+The peers each get a venv of their own under var/bench-peers/, made by this script from the
+pinned files bench/peers/*.txt (pip, PyPI; re-made when a file changes); gunicorn for ours and
+bare is installed there too (--target), so the project's venv stays as it is. The Django
+servers all run the same middleware list (--stack; "empty" by default: the limit; ours-asgi
+skips middleware on /mcp whatever the stack).
+
+Each server is asked tools/list (the whole catalog in one page: ours with PAGE_SIZE 200, since
+the peers do not paginate) and tools/call of echo, at concurrency 1 and 32, with wrk
+(bench/post.lua) or bench/loadgen.py; runs of every server are interleaved per repetition and
+medians reported. Server CPU is summed over the server's processes (/proc), memory is their
+summed RSS after the runs. Writes bench/results/peers.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.run import (  # noqa: E402
+    CLK_TCK,
+    HOST,
+    LEGACY,
+    NOISY_PCT,
+    RESULTS,
+    Job,
+    base_env,
+    busy_over,
+    environment,
+    fmt,
+    free_port,
+    median_of,
+    pick_loadgen,
+    post,
+    print_run,
+    ratio,
+    request_for,
+    run_load,
+)
+from bench.stacks import STACKS  # noqa: E402
+from tests.servers import stop_process  # noqa: E402
+
+PEERS = ROOT / "bench" / "peers"
+VENVS = ROOT / "var" / "bench-peers"
+GUNICORN = VENVS / "gunicorn"
+TOOLS = 101
+METHODS = ("tools/list", "tools/call")
+# The issue's targets (issue 14): ours against django-mcpz and the bare view, equal process counts.
+TARGET_CALL_VS_MCPZ = 1.0
+TARGET_LIST_VS_MCPZ = 1.5
+TARGET_P99_CALL_C32_MS = 25.0
+TARGET_AUTH_VS_BARE = 0.5
+SERVERS = ("bare", "ours-asgi", "ours-wsgi", "ours-auth", "mcpz", "mcpserver", "sdk")
+LABELS = {
+    "bare": "bare Django view, gunicorn 2 sync workers (the limit)",
+    "ours-asgi": "ours, uvicorn 2 workers + ASGI front",
+    "ours-wsgi": "ours, gunicorn 2 sync workers (WSGI)",
+    "ours-auth": "ours + DOT token, uvicorn 2 workers + ASGI front",
+    "mcpz": "django-mcpz, gunicorn 2 sync workers",
+    "mcpserver": "django-mcp-server (stateless), gunicorn 2 sync workers",
+    "sdk": "official SDK mcp, stateless JSON, uvicorn 2 workers",
+}
+UVICORN = ["--workers", "2", "--log-level", "warning", "--no-access-log", "--timeout-graceful-shutdown", "3"]
+GUNICORN_FLAGS = ["--workers", "2", "--worker-class", "sync", "--log-level", "warning", "--graceful-timeout", "3"]
+
+
+# --------------------------------------------------------------------------- venvs
+
+
+def _python() -> str:
+    """The interpreter the peers' venvs are made from (the one below the project's venv)."""
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def ensure_venv(name: str) -> Path:
+    """var/bench-peers/<name>, made and filled from bench/peers/<name>.txt when that changed."""
+    requirements = PEERS / f"{name}.txt"
+    venv = VENVS / name
+    stamp = venv / ".requirements-sha256"
+    digest = hashlib.sha256(requirements.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return venv
+    print(f"installing {name} into {venv.relative_to(ROOT)} from {requirements.relative_to(ROOT)}", flush=True)
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([_python(), "-m", "venv", str(venv)], check=True, timeout=300)
+    pip([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-r", str(requirements)])
+    stamp.write_text(digest)
+    return venv
+
+
+def pip(cmd: list[str]) -> None:
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[2:])} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+
+
+def ensure_gunicorn() -> Path:
+    """gunicorn for ours and bare, installed with --target beside the project's venv."""
+    requirements = PEERS / "gunicorn.txt"
+    stamp = GUNICORN / ".requirements-sha256"
+    digest = hashlib.sha256(requirements.read_bytes()).hexdigest()
+    if not (stamp.exists() and stamp.read_text() == digest):
+        print(f"installing gunicorn into {GUNICORN.relative_to(ROOT)}", flush=True)
+        shutil.rmtree(GUNICORN, ignore_errors=True)
+        pip([sys.executable, "-m", "pip", "install", "-q", "--target", str(GUNICORN), "-r", str(requirements)])
+        stamp.write_text(digest)
+    return GUNICORN
+
+
+KEY_PACKAGES = ("django-mcpz", "django-mcp-server", "mcp", "django", "gunicorn", "uvicorn")
+
+
+def pinned(name: str) -> str:
+    """The pins of the packages that matter (the files pin every package)."""
+    lines = (PEERS / f"{name}.txt").read_text().splitlines()
+    pins = [line for line in lines if line and not line.startswith("#")]
+    return ", ".join(pin for pin in pins if pin.split("==")[0].lower() in KEY_PACKAGES)
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def tree(pid: int) -> list[int]:
+    """``pid`` and every process below it (gunicorn and uvicorn workers are its children)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(children.get(current, ()))
+    return found
+
+
+@dataclass
+class PeerServer:
+    """A server of several processes: the same attributes bench.run's load functions read."""
+
+    name: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    shape: str = "modern"
+    extra_headers: list[tuple[str, str]] = field(default_factory=list)
+    pids: list[int] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/mcp"
+
+    def processes(self) -> list[int]:
+        """The server's processes now (the tree is read again: a helper process may come and go)."""
+        if self.process.poll() is not None:
+            return []
+        return tree(self.process.pid)
+
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU of every process of the server, from /proc."""
+        pids = self.processes()
+        if not pids:
+            return None
+        total = 0.0
+        for pid in pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # exited between the scan and the read
+            total += (int(fields[11]) + int(fields[12])) / CLK_TCK
+        return total
+
+    def rss_mb(self) -> float | None:
+        pids = self.processes()
+        if not pids:
+            return None
+        total = 0
+        for pid in pids:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        return total / 1024
+
+
+def start(name: str, cmd: list[str], cwd: Path, env: dict[str, str], tmp: Path, port: int) -> PeerServer:
+    log_path = tmp / f"{name}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = PeerServer(name, port, process, log_path)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"{name} exited early:\n{log_path.read_text(errors='replace')[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"http://{HOST}:{port}/", timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        stop_process(process)
+        raise SystemExit(f"{name} did not become ready:\n{log_path.read_text(errors='replace')[-3000:]}")
+    # Every worker is up once each has answered; both servers start them before listening, but
+    # give a slow worker a moment, then take the process tree (the supervisor plus 2 workers).
+    for _ in range(50):
+        server.pids = tree(process.pid)
+        if len(server.pids) >= 3:
+            break
+        time.sleep(0.2)
+    return server
+
+
+def gunicorn_cmd(python: Path | str, app: str, port: int) -> list[str]:
+    return [str(python), "-m", "gunicorn", app, "--bind", f"{HOST}:{port}", *GUNICORN_FLAGS]
+
+
+def uvicorn_cmd(python: Path | str, app: str, port: int) -> list[str]:
+    return [str(python), "-m", "uvicorn", app, "--host", HOST, "--port", str(port), *UVICORN]
+
+
+def ours_env(tmp: Path, db: Path, stack: str) -> dict[str, str]:
+    return {
+        **base_env(tmp, db),
+        "DJANGO_SETTINGS_MODULE": "bench.ours_settings",
+        "BENCH_MIDDLEWARE": stack,
+        "MCP_PAGE_SIZE": "200",  # the whole catalog in one page, as every peer answers
+        "PYTHONPATH": os.pathsep.join((str(ROOT), str(GUNICORN))),
+    }
+
+
+def peer_env(name: str, tmp: Path, stack: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MCP_", "VIRTUAL_ENV", "PYTHON"))}
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join((str(PEERS), str(PEERS / name))),
+            "PYTHONUNBUFFERED": "1",
+            "DJANGO_SETTINGS_MODULE": "peer_settings",
+            "BENCH_MIDDLEWARE_JSON": json.dumps(STACKS[stack]),
+            "BENCH_PEER_DB": str(tmp / f"{name}.sqlite3"),
+        }
+    )
+    return env
+
+
+def auth_token(tmp: Path, db: Path, stack: str) -> tuple[dict[str, str], str]:
+    """The environment of ours with MCP_AUTH=oauth, and an access token for every scope."""
+    env = {**ours_env(tmp, db, stack), "MCP_AUTH": "oauth", "MCP_RESOURCE_URL": f"http://{HOST}/mcp"}
+    manage = {**env, "DJANGO_SETTINGS_MODULE": "project.settings"}
+    out = None
+    for args in (["demo_superuser"], ["mcp_token", "--user", "admin", "--scopes", "all", "--expires", "86400"]):
+        out = subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=manage, capture_output=True, text=True, check=False
+        )
+        if out.returncode != 0:
+            raise SystemExit(f"{args[0]} failed:\n{out.stdout}\n{out.stderr}")
+    assert out is not None
+    return env, out.stdout.strip().splitlines()[-1]
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def legacy_stateless(method: str) -> tuple[bytes, list[tuple[str, str]]]:
+    """A 2025-11-25 request without a session, as stateless servers of those revisions take."""
+    params: dict[str, Any] = {"name": "echo", "arguments": {"text": "hello"}} if method == "tools/call" else {}
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", LEGACY),
+    ]
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, separators=(",", ":"))
+    return body.encode(), headers
+
+
+def problem_with(status: int, answer: bytes, method: str) -> str | None:
+    if status != 200:
+        return f"HTTP {status}: {answer[:200]!r}"
+    try:
+        result = json.loads(answer).get("result")
+    except ValueError:
+        return f"not JSON: {answer[:200]!r}"
+    if not isinstance(result, dict):
+        return f"no result: {answer[:200]!r}"
+    if method == "tools/list":
+        names = [t.get("name") for t in result.get("tools", [])]
+        if len(names) != TOOLS or "echo" not in names:
+            return f"expected {TOOLS} tools with echo, got {len(names)}"
+    elif result.get("isError") or result.get("content") != [{"type": "text", "text": "hello"}]:
+        return f"unexpected call result: {answer[:200]!r}"
+    return None
+
+
+def pick_requests(server: PeerServer, tmp: Path) -> dict[str, Job]:
+    """The 2026-07-28 shape where the server takes it, else the stateless 2025-11-25 one."""
+    for shape in ("modern", "legacy-stateless"):
+        jobs: dict[str, Job] = {}
+        problems = []
+        for method in METHODS:
+            if shape == "modern":
+                body, headers = request_for("modern", method, None)
+            else:
+                body, headers = legacy_stateless(method)
+            headers = headers + server.extra_headers
+            status, _, answer = post(server.url, body, headers)
+            problem = problem_with(status, answer, method)
+            if problem:
+                problems.append(f"{shape} {method}: {problem}")
+                break
+            body_file = tmp / f"{server.name}-{method.replace('/', '_')}.json"
+            body_file.write_bytes(body)
+            jobs[method] = Job(server, body_file, headers, 0)  # type: ignore[arg-type]
+        if len(jobs) == len(METHODS):
+            server.shape = shape
+            return jobs
+    raise SystemExit(f"{server.name} answers neither shape as expected:\n  " + "\n  ".join(problems))
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="3 s runs, 1 repetition, 1 s warm-up")
+    parser.add_argument("--duration", type=int, help="seconds per measured run (default 10, quick 3)")
+    parser.add_argument("--reps", type=int, help="interleaved repetitions (default 3, quick 1)")
+    parser.add_argument("--warmup", type=int, help="warm-up seconds per server and request (default 2, quick 1)")
+    parser.add_argument("--concurrency", default="1,32")
+    parser.add_argument("--servers", default=",".join(SERVERS), help=f"any of {', '.join(SERVERS)}")
+    parser.add_argument("--stack", default="empty", help=f"middleware of every Django server: {', '.join(STACKS)}")
+    parser.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto")
+    parser.add_argument("--output", type=Path, default=RESULTS / "peers.json")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, databases)")
+    args = parser.parse_args(argv)
+    args.duration = args.duration or (3 if args.quick else 10)
+    args.reps = args.reps or (1 if args.quick else 3)
+    args.warmup = args.warmup if args.warmup is not None else (1 if args.quick else 2)
+    args.concurrency = [int(x) for x in args.concurrency.split(",") if x.strip()]
+    args.servers = [s.strip() for s in args.servers.split(",") if s.strip()]
+    if not set(args.servers) <= set(SERVERS) or "bare" not in args.servers:
+        parser.error(f"--servers takes bare plus any of {', '.join(SERVERS)}")
+    if args.stack not in STACKS:
+        parser.error(f"unknown stack {args.stack!r}")
+    if args.duration > 120 or args.reps > 10 or args.warmup > 30:
+        parser.error("keep --duration <= 120, --reps <= 10 and --warmup <= 30")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    loadgen = pick_loadgen(args.loadgen)
+    tmp = Path(tempfile.mkdtemp(prefix="mcp-peers-"))
+    began = time.monotonic()
+    started: list[PeerServer] = []
+    try:
+        return _main(args, loadgen, tmp, began, started)
+    finally:
+        for server in started:
+            stop_process(server.process)
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, started: list[PeerServer]) -> int:
+    venvs = {name: ensure_venv(name) for name in ("mcpz", "mcpserver", "sdk") if name in args.servers}
+    ensure_gunicorn()
+    env_info = environment(loadgen)
+    env_info["peers"] = {name: pinned(name) for name in (*venvs, "gunicorn")}
+    print(
+        f"django-mcp-tools peers bench: {env_info['date']}, commit {str(env_info['commit'])[:10]}"
+        f"{' + uncommitted changes' if env_info['uncommitted_server_changes'] else ''}, {env_info['cpus']} CPUs, "
+        f"load: {loadgen} (1 thread)\nruns of {args.duration} s, {args.reps} interleaved repetition(s), medians; "
+        f"warm-up {args.warmup} s; {TOOLS} tools; Django servers' middleware: {args.stack} "
+        f"({', '.join(m.rsplit('.', 1)[1] for m in STACKS[args.stack]) or 'none'}); SQLite\n"
+        + "".join(f"  {name}: {spec}\n" for name, spec in env_info["peers"].items())
+    )
+    idle = busy_over(1.0)
+    env_info["busy_cpu_pct_before"] = idle
+    if idle is not None and idle > NOISY_PCT:
+        print(f"WARNING: {idle:.0f} % of a core busy before starting: other processes compete for the CPUs")
+
+    db, seeded = seed_only_echo(tmp)
+    print(f"ours: {seeded['tools']} tools (seeded in {seeded['seconds']} s)")
+    servers: dict[str, PeerServer] = {}
+
+    def up(name: str, server: PeerServer) -> None:
+        started.append(server)
+        servers[name] = server
+
+    py = sys.executable
+    for name in args.servers:
+        port = free_port()
+        if name in ("ours-asgi", "ours-wsgi"):
+            env = ours_env(tmp, db, args.stack)
+            cmd = (
+                uvicorn_cmd(py, "project.asgi:application", port)
+                if name == "ours-asgi"
+                else gunicorn_cmd(py, "project.wsgi:application", port)
+            )
+            up(name, start(name, cmd, ROOT, env, tmp, port))
+        elif name == "ours-auth":
+            env, token = auth_token(tmp, db, args.stack)
+            up(name, start(name, uvicorn_cmd(py, "project.asgi:application", port), ROOT, env, tmp, port))
+            servers[name].extra_headers = [("Authorization", f"Bearer {token}")]
+        elif name == "sdk":
+            cmd = uvicorn_cmd(venvs["sdk"] / "bin" / "python", "server:app", port)
+            up(name, start(name, cmd, PEERS / "sdk", peer_env("sdk", tmp, args.stack), tmp, port))
+        elif name in ("mcpz", "mcpserver"):
+            cmd = gunicorn_cmd(venvs[name] / "bin" / "python", "django_wsgi:application", port)
+            up(name, start(name, cmd, PEERS / name, peer_env(name, tmp, args.stack), tmp, port))
+
+    # Bare answers the bytes ours-asgi answered to the same requests (so both send as much).
+    reference = "ours-asgi" if "ours-asgi" in servers else next((s for s in servers if s.startswith("ours")), None)
+    jobs: dict[tuple[str, str], Job] = {}
+    for name, server in servers.items():
+        for method, job in pick_requests(server, tmp).items():
+            jobs[(name, method)] = job
+    responses: dict[str, str] = {}
+    for method in METHODS:
+        if reference is not None:
+            job = jobs[(reference, method)]
+            _, _, answer = post(servers[reference].url, job.body_file.read_bytes(), job.headers)
+        else:  # no ours: a body of the same shape from django-mcpz or whoever runs
+            first = next(iter(servers))
+            job = jobs[(first, method)]
+            _, _, answer = post(servers[first].url, job.body_file.read_bytes(), job.headers)
+        responses[f"modern {method}"] = answer.decode("latin-1")
+    responses_file = tmp / "bare-responses.json"
+    responses_file.write_text(json.dumps(responses))
+    port = free_port()
+    bare_env = {
+        **base_env(tmp, tmp / "unused.sqlite3"),
+        "DJANGO_SETTINGS_MODULE": "bench.bare_settings",
+        "BENCH_MIDDLEWARE": args.stack,
+        "BENCH_BARE_SYNC": "1",
+        "BENCH_BARE_RESPONSES": str(responses_file),
+        "PYTHONPATH": os.pathsep.join((str(ROOT), str(GUNICORN))),
+    }
+    up("bare", start("bare", gunicorn_cmd(py, "project.wsgi:application", port), ROOT, bare_env, tmp, port))
+    for method, job in pick_requests(servers["bare"], tmp).items():
+        jobs[("bare", method)] = job
+    order = [name for name in SERVERS if name in servers]
+    for name in order:
+        count = len(servers[name].processes())
+        print(f"  {name:<10} {LABELS[name]}: {servers[name].shape} requests, {count} processes")
+
+    cells = [(method, c) for method in METHODS for c in args.concurrency]
+    total_runs = len(cells) * len(order) * args.reps
+    estimate = total_runs * (args.duration + 0.5) + len(cells) * len(order) * (args.warmup + 0.5)
+    full = len(cells) * len(order) * (3 * 10.5 + 2.5) + 60  # 10 s x 3 repetitions, 2 s warm-up, start-up
+    print(f"\n{total_runs} measured runs, about {estimate / 60:.1f} min (a full run, make bench-peers: about "
+          f"{full / 60:.0f} min)\n", flush=True)  # fmt: skip
+
+    def job_for(name: str, method: str, c: int) -> Job:
+        base = jobs[(name, method)]
+        return Job(base.server, base.body_file, base.headers, c)
+
+    if args.warmup:
+        for method, c in cells:
+            for name in order:
+                run_load(job_for(name, method, c), args.warmup, loadgen)
+    measured: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    for rep in range(args.reps):
+        names = order if rep % 2 == 0 else order[::-1]
+        for method, c in cells:
+            for name in names:
+                result = run_load(job_for(name, method, c), args.duration, loadgen)
+                measured.setdefault((name, method, c), []).append(result)
+                print_run(f"rep {rep + 1}/{args.reps} {name:<10} {method:<10} c={c:<3}", result)
+    memory = {name: server.rss_mb() for name, server in servers.items()}
+
+    rows = summarize(order, cells, measured, memory)
+    report: dict[str, Any] = {
+        "environment": env_info,
+        "settings": vars(args) | {"output": str(args.output)},
+        "servers": {
+            name: {"label": LABELS[name], "shape": servers[name].shape, "rss_mb": memory[name]} for name in order
+        },
+        "rows": rows,
+    }
+    print_table(order, cells, rows, memory)
+    report["ratios"], report["targets"] = print_ratios(order, cells, rows)
+    report["errors"] = sum(r["errors"] for r in rows)
+    report["elapsed_seconds"] = round(time.monotonic() - began, 1)
+    others = [r["other_cpu_pct"] for runs in measured.values() for r in runs if r["other_cpu_pct"] is not None]
+    report["other_cpu_pct_max"] = max(others, default=None)
+    if others and max(others) > NOISY_PCT:
+        flagged = sum(1 for o in others if o > NOISY_PCT)
+        print(f"\nWARNING: in {flagged} of {len(others)} runs other processes used more than {NOISY_PCT:.0f} % of a "
+              f"core (max {max(others):.0f} %): those numbers are noisier")  # fmt: skip
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    shown = args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output
+    missed = report["targets"]["missed"]
+    print(f"\nTargets missed: {len(missed)}{' (' + '; '.join(missed) + ')' if missed else ''}; errors: "
+          f"{report['errors']}; wrote {shown} in {report['elapsed_seconds']:.0f} s")  # fmt: skip
+    if report["errors"]:
+        return 1
+    return 1 if args.strict and missed else 0
+
+
+def seed_only_echo(tmp: Path) -> tuple[Path, dict[str, Any]]:
+    """Ours on SQLite, as bench/run.py: echo plus 100 small tools, the demo's others disabled."""
+    db = tmp / f"tools-{TOOLS}.sqlite3"
+    env = {**base_env(tmp, db), "DJANGO_SETTINGS_MODULE": "project.settings"}
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "seed.py"), str(TOOLS), "--only-echo"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"seeding failed:\n{out.stdout}\n{out.stderr}")
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    if info["tools"] != TOOLS:
+        raise SystemExit(f"seeded {info['tools']} tools, expected {TOOLS}")
+    info["seconds"] = round(time.perf_counter() - t0, 2)
+    return db, info
+
+
+def summarize(
+    order: list[str],
+    cells: list[tuple[str, int]],
+    measured: dict[tuple[str, str, int], list[dict[str, Any]]],
+    memory: dict[str, float | None],
+) -> list[dict[str, Any]]:
+    rows = []
+    for name in order:
+        for method, c in cells:
+            m = median_of(measured[(name, method, c)])
+            rows.append({"server": name, "method": method, "concurrency": c, **m, "rss_mb": memory[name]})
+    return rows
+
+
+def _row(rows: list[dict[str, Any]], name: str, method: str, c: int) -> dict[str, Any] | None:
+    return next((r for r in rows if r["server"] == name and r["method"] == method and r["concurrency"] == c), None)
+
+
+def cell(value: float | None, spec: str) -> str:
+    """``fmt`` padded to the width of ``spec`` when there is no value."""
+    return fmt(value, spec) if value is not None else "-".rjust(int(spec.split(".")[0]))
+
+
+def print_table(order: list[str], cells: list[tuple[str, int]], rows: list[dict[str, Any]], memory: dict) -> None:
+    print("\nResults (req/s; p99 in ms; CPU = server CPU us per request, summed over its processes; RSS after the "
+          "runs, summed)\n")  # fmt: skip
+    head = f"{'server':<11}" + "".join(f"| {m.split('/')[1]} c={c:<3}{'rps':>6}{'p99':>7}{'CPU':>6} " for m, c in cells)
+    print(head + f"| {'RSS MB':>7}")
+    print("-" * (len(head) + 9))
+    for name in order:
+        line = f"{name:<11}"
+        for method, c in cells:
+            r = _row(rows, name, method, c) or {}
+            line += (f"| {'':9}{cell(r.get('rps'), '6.0f')}{cell(r.get('p99_ms'), '7.1f')}"
+                     f"{cell(r.get('cpu_us_per_req'), '6.0f')} ")  # fmt: skip
+        print(line + f"| {cell(memory.get(name), '7.0f')}")
+    print()
+    for name in order:
+        print(f"  {name:<10} {LABELS[name]}")
+
+
+def print_ratios(
+    order: list[str], cells: list[tuple[str, int]], rows: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    ours = [name for name in ("ours-asgi", "ours-wsgi") if name in order]
+    others = [name for name in order if not name.startswith("ours")]
+    out: list[dict[str, Any]] = []
+    missed: list[str] = []
+    print("\nOur req/s as a ratio to each (>1: ours serves more)")
+    for mine in ours:
+        for method, c in cells:
+            o = _row(rows, mine, method, c)
+            if o is None:
+                continue
+            parts = []
+            for other in others:
+                x = _row(rows, other, method, c)
+                value = ratio(o["rps"], x["rps"] if x else None)
+                out.append({"ours": mine, "peer": other, "method": method, "concurrency": c, "ratio_rps": value})
+                parts.append(f"{other} {fmt(value, '.2f')}")
+                if other == "mcpz" and value is not None:
+                    target = TARGET_LIST_VS_MCPZ if method == "tools/list" else TARGET_CALL_VS_MCPZ
+                    if value < target:
+                        missed.append(f"{mine} {method} c={c} vs mcpz {value:.2f} < {target}")
+            print(f"  {mine:<10}{method:<11}c={c:<3} " + ", ".join(parts))
+    print(
+        f"\nIssue targets (equal process counts): tools/call >= {TARGET_CALL_VS_MCPZ}x django-mcpz at c=1 and "
+        f"c=32, tools/list >= {TARGET_LIST_VS_MCPZ}x, p99 of tools/call at c=32 <= {TARGET_P99_CALL_C32_MS:g} ms"
+    )
+    for mine in ours:
+        call = _row(rows, mine, "tools/call", 32)
+        if call is not None:
+            verdict = "ok" if call["p99_ms"] <= TARGET_P99_CALL_C32_MS else "HIGH"
+            print(f"  {mine:<10} p99 tools/call c=32: {call['p99_ms']:.1f} ms {verdict}")
+            if verdict != "ok":
+                missed.append(f"{mine} p99 call c=32 {call['p99_ms']:.1f} ms")
+    auth_out = []
+    if "ours-auth" in order:
+        print(f"\nAuth ratio: ours with a DOT token (MCP_AUTH=oauth) / bare Django view of this run, target >= "
+              f"{TARGET_AUTH_VS_BARE}")  # fmt: skip
+        for method, c in cells:
+            a, b = _row(rows, "ours-auth", method, c), _row(rows, "bare", method, c)
+            plain = _row(rows, "ours-asgi", method, c)
+            if a is None or b is None:
+                continue
+            value = ratio(a["rps"], b["rps"])
+            verdict = "ok" if value is not None and value >= TARGET_AUTH_VS_BARE else "LOW"
+            auth_out.append({"method": method, "concurrency": c, "auth_over_bare_rps": value,
+                             "auth_over_ours_rps": ratio(a["rps"], plain["rps"]) if plain else None})  # fmt: skip
+            print(f"  {method:<11}c={c:<3} auth {a['rps']:7.0f} rps, bare {b['rps']:7.0f}: {fmt(value, '.2f')} "
+                  f"{verdict}; auth/ours-asgi {fmt(auth_out[-1]['auth_over_ours_rps'], '.2f')}; CPU "
+                  f"{fmt(a['cpu_us_per_req'], '.0f')} us/req")  # fmt: skip
+            if verdict != "ok":
+                missed.append(f"auth {method} c={c} {fmt(value, '.2f')} < {TARGET_AUTH_VS_BARE}")
+    return out, {"missed": missed, "auth": auth_out}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

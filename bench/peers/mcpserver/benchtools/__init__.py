@@ -1,0 +1,1 @@
+"""The benchmark catalog as a django-mcp-server toolset (found in ``mcp.py`` by the app)."""
