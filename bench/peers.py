@@ -9,7 +9,7 @@ bench/seed.py --only-echo for ours) on 127.0.0.1 with two processes:
 - bare:       the bare Django view (bench/bare_settings.py, a sync view) under gunicorn, 2 sync
               workers: the limit of a Django view that parses the request and answers bytes;
 - ours-asgi:  the demo site under uvicorn, 2 workers, the endpoint answered by the ASGI front;
-- ours-wsgi:  the same site under gunicorn, 2 sync workers (WSGI: the endpoint as a view);
+- ours-wsgi:  the same site under gunicorn, 2 sync workers (WSGI: JSON POSTs answered by the WSGI front);
 - ours-auth:  ours-asgi with MCP_AUTH=oauth and a real DOT access token on every request;
 - mcpz:       django-mcpz under gunicorn, 2 sync workers (bench/peers/mcpz/);
 - mcpserver:  django-mcp-server, stateless, under gunicorn, 2 sync workers (bench/peers/mcpserver/);

@@ -1,13 +1,25 @@
-"""The audit trail of tool calls: argument summaries with sensitive values redacted, and purging."""
+"""The audit trail of tool calls: argument summaries with sensitive values redacted, and purging.
+
+Rows are buffered per process and written by a writer thread with one multi-row INSERT when
+``AUDIT_FLUSH_ROWS`` rows wait or ``AUDIT_FLUSH_SECONDS`` after the first of them, and by
+:func:`flush` on a clean shutdown (``atexit``, the ASGI front's lifespan shutdown, Celery's
+worker shutdown). A crash loses at most the buffer. ``AUDIT_FLUSH_ROWS = 1`` or
+``AUDIT_FLUSH_SECONDS = 0`` writes each row at once, in the call.
+"""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
+import os
+import threading
+import time
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from django.db import connections, router
+from django.db import connections, router, transaction
 from django.db.models import Field
 from django.utils import timezone
 
@@ -55,38 +67,111 @@ def record(
     request_id: Any,
     protocol_version: str,
 ) -> None:
-    """Write one AuditEvent; a failure to write is logged, never breaks the call.
+    """Record one AuditEvent; a failure to write is logged, never breaks the call.
 
-    It runs on every call, so it is one plain INSERT (no model instance, no save signals).
+    It runs on every call: the row joins the process's buffer (one multi-row INSERT per batch,
+    no model instance, no save signals), or is written at once in immediate mode.
     """
     if not mcp_settings.AUDIT_ENABLED:
         return
     user = principal.user
     try:
-        _insert(
-            {
-                "created_at": timezone.now(),
-                "principal_key": principal.key[:255],
-                "user": getattr(user, "pk", None),
-                "client_id": (principal.client_id or "")[:255],
-                "tool_name": str(tool_name)[:128],
-                "tool_version": tool_version,
-                "arguments": summarize_arguments(arguments or {}, sensitive),
-                "outcome": outcome,
-                "detail": detail[:300],
-                "duration_ms": round(duration_ms, 3),
-                "request_id": str(request_id)[:100],
-                "protocol_version": protocol_version,
-            }
-        )
+        values = {
+            "created_at": timezone.now(),
+            "principal_key": principal.key[:255],
+            "user": getattr(user, "pk", None),
+            "client_id": (principal.client_id or "")[:255],
+            "tool_name": str(tool_name)[:128],
+            "tool_version": tool_version,
+            "arguments": summarize_arguments(arguments or {}, sensitive),
+            "outcome": outcome,
+            "detail": detail[:300],
+            "duration_ms": round(duration_ms, 3),
+            "request_id": str(request_id)[:100],
+            "protocol_version": protocol_version,
+        }
+        if mcp_settings.AUDIT_FLUSH_ROWS <= 1 or mcp_settings.AUDIT_FLUSH_SECONDS <= 0:
+            _insert([values])
+        else:
+            _buffer.add(values)
     except Exception:
         logger.exception("Could not write the audit event of a call to %r", tool_name)
 
 
+def flush() -> None:
+    """Write the rows this process holds now (a clean shutdown calls it; so may tests)."""
+    _buffer.flush()
+
+
+# When the writer falls this many batches behind (a slow database), callers write themselves.
+_BACKLOG_BATCHES = 10
+
+
+class _Buffer:
+    """The process's rows waiting to be written, and the daemon thread that writes them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.wake = threading.Condition(self.lock)
+        self.writing = threading.Lock()  # one write at a time, in order
+        self.rows: list[dict[str, Any]] = []
+        self.thread: threading.Thread | None = None
+
+    def add(self, values: dict[str, Any]) -> None:
+        limit = mcp_settings.AUDIT_FLUSH_ROWS
+        with self.lock:
+            self.rows.append(values)
+            waiting = len(self.rows)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="mcp-tools-audit", daemon=True)
+                self.thread.start()
+            if waiting == 1 or waiting >= limit:
+                self.wake.notify()
+        if waiting >= limit * _BACKLOG_BATCHES:
+            self.flush()
+
+    def _run(self) -> None:
+        while True:
+            with self.lock:
+                while not self.rows:
+                    self.wake.wait()
+                due = time.monotonic() + mcp_settings.AUDIT_FLUSH_SECONDS
+                while len(self.rows) < mcp_settings.AUDIT_FLUSH_ROWS:
+                    left = due - time.monotonic()
+                    if left <= 0:
+                        break
+                    self.wake.wait(left)
+            # As between requests: an obsolete or broken connection is replaced before use.
+            for conn in connections.all(initialized_only=True):
+                conn.close_if_unusable_or_obsolete()
+            self.flush()
+
+    def flush(self) -> None:
+        with self.writing:
+            with self.lock:
+                batch, self.rows = self.rows, []
+            if not batch:
+                return
+            try:
+                _insert(batch)
+            except Exception:
+                logger.exception("Could not write %d audit events", len(batch))
+
+    def forked(self) -> None:
+        """In a forked child: the parent's rows are the parent's to write, its thread is gone."""
+        self.__init__()  # type: ignore[misc]
+
+
+_buffer = _Buffer()
+os.register_at_fork(after_in_child=_buffer.forked)
+atexit.register(flush)
+
 _statements: dict[str, tuple[str, list[Field[Any, Any]]]] = {}
 
 
-def _insert(values: dict[str, Any]) -> None:
+def _insert(rows: list[dict[str, Any]]) -> None:
+    """One INSERT of ``rows`` (several statements, in one transaction, past the backend's
+    parameter limit)."""
     from .models import AuditEvent
 
     alias = router.db_for_write(AuditEvent)
@@ -96,13 +181,18 @@ def _insert(values: dict[str, Any]) -> None:
         fields = [f for f in AuditEvent._meta.concrete_fields if not f.primary_key]
         quote = connection.ops.quote_name
         columns = ", ".join(quote(f.column) for f in fields)
-        marks = ", ".join(["%s"] * len(fields))
         table = quote(AuditEvent._meta.db_table)
-        statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ({marks})", fields)  # noqa: S608
-    sql, fields = statement
-    params = [f.get_db_prep_save(values[f.name], connection) for f in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ", fields)  # noqa: S608
+    head, fields = statement
+    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    size = max(1, connection.ops.bulk_batch_size(fields, rows))
+    # One statement commits by itself; more are one transaction (one commit, one disk sync).
+    atomic = transaction.atomic(using=alias) if len(rows) > size else contextlib.nullcontext()
+    with atomic, connection.cursor() as cursor:
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            params = [f.get_db_prep_save(values[f.name], connection) for values in chunk for f in fields]
+            cursor.execute(head + ", ".join([one] * len(chunk)), params)
 
 
 def purge(days: int | None = None, batch_size: int = 5000) -> int:

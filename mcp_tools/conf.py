@@ -187,6 +187,12 @@ SETTINGS: dict[str, Setting] = {
         ["password", "secret", "token", "api_key", "apikey", "authorization"], _strings, "argument names redacted"
     ),
     "AUDIT_RETENTION_DAYS": Setting(90, _int(1), "audit rows older than this are purged"),
+    # Audit rows are buffered per process and written with one multi-row INSERT when
+    # AUDIT_FLUSH_ROWS are waiting or AUDIT_FLUSH_SECONDS after the first of them, and on a
+    # clean shutdown; a crash loses at most the buffer. AUDIT_FLUSH_ROWS = 1 (or
+    # AUDIT_FLUSH_SECONDS = 0) writes each row at once, in the call, as before.
+    "AUDIT_FLUSH_ROWS": Setting(100, _int(1), "audit rows written per batch"),
+    "AUDIT_FLUSH_SECONDS": Setting(1.0, _number(0), "longest an audit row waits in the buffer"),
     # Long-running tools as tasks run by Celery (2025-11-25 core tasks, 2026-07-28 extension).
     # False: tools/list advertises no task support and task-augmented calls run inline.
     "TASKS_ENABLED": Setting(True, _bool, "serve tasks"),
@@ -272,6 +278,8 @@ class McpSettings:
     AUDIT_ENABLED: bool
     AUDIT_REDACT_NAMES: list[str]
     AUDIT_RETENTION_DAYS: int
+    AUDIT_FLUSH_ROWS: int
+    AUDIT_FLUSH_SECONDS: float
     TASKS_ENABLED: bool
     TASK_TTL_DEFAULT_MS: int
     TASK_TTL_MAX_MS: int

@@ -195,6 +195,10 @@ CELERY_RESULT_EXPIRES = 3600
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = os.environ.get("MCP_CELERY_EAGER") == "1"
+# Celery closes the worker's database connections after every task unless told to reuse them
+# (a new connection, on SQLite with its PRAGMAs, per task). mcp_tools.run_task checks its
+# connection before each task as Django does between requests (CONN_MAX_AGE, health checks).
+CELERY_DB_REUSE_MAX = int(os.environ.get("MCP_CELERY_DB_REUSE_MAX", "1000"))
 CELERY_BEAT_SCHEDULE = {
     "mcp-tools-purge-expired-tasks": {"task": "mcp_tools.purge_expired_tasks", "schedule": 300.0},
     "mcp-tools-purge-audit-events": {"task": "mcp_tools.purge_audit_events", "schedule": 3600.0},
@@ -207,6 +211,10 @@ CELERY_BEAT_SCHEDULE = {
 for _name in ("TASK_HEARTBEAT_SECONDS", "TASK_LOST_AFTER_SECONDS"):
     if os.environ.get(f"MCP_{_name}"):
         MCP_TOOLS[_name] = float(os.environ[f"MCP_{_name}"])
+if os.environ.get("MCP_AUDIT_FLUSH_ROWS"):  # 1: each audit row written in its call
+    MCP_TOOLS["AUDIT_FLUSH_ROWS"] = int(os.environ["MCP_AUDIT_FLUSH_ROWS"])
+if os.environ.get("MCP_AUDIT_FLUSH_SECONDS"):
+    MCP_TOOLS["AUDIT_FLUSH_SECONDS"] = float(os.environ["MCP_AUDIT_FLUSH_SECONDS"])
 if os.environ.get("MCP_HANDLER_POOL_SIZE"):
     MCP_TOOLS["HANDLER_POOL_SIZE"] = int(os.environ["MCP_HANDLER_POOL_SIZE"])
 if os.environ.get("MCP_AUTH_BACKEND"):

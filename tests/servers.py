@@ -65,6 +65,9 @@ def server_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]
             "MCP_VAR_DIR": str(tmp),
             "MCP_SQLITE_PATH": str(tmp / "e2e.sqlite3"),
             "PYTHONUNBUFFERED": "1",
+            # Tests read the audit rows of a call right after it: written in the call, unless
+            # a test asks for batches (the demo's default).
+            "MCP_AUDIT_FLUSH_ROWS": "1",
         }
     )
     env.update(extra or {})

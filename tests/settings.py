@@ -18,6 +18,9 @@ LOGGING = {"version": 1, "disable_existing_loggers": False}
 MCP_TOOLS = {**MCP_TOOLS, "THREAD_SENSITIVE": True}  # noqa: F405
 # The Django test client talks to http://testserver.
 MCP_TOOLS["RESOURCE_URL"] = "http://testserver/mcp"
+# In-process tests read audit rows right after a call, inside their transaction: each row is
+# written in its call. Batched writing is tested against real servers (tests/e2e/test_audit_flush.py).
+MCP_TOOLS["AUDIT_FLUSH_ROWS"] = 1
 OAUTH2_PROVIDER = {**OAUTH2_PROVIDER, "OIDC_ISS_ENDPOINT": "http://testserver"}  # noqa: F405
 # Task-augmented calls run in-process (eager) unless a test starts a real worker.
 CELERY_TASK_ALWAYS_EAGER = True

@@ -9,6 +9,7 @@ is rejected (requeued) when its worker dies; a redelivered message whose task st
 from __future__ import annotations
 
 from celery import current_task, shared_task
+from django.db import connections
 
 from .worker import execute
 
@@ -20,4 +21,10 @@ def run_task(task_id: str, delivery: str | None = None) -> str:
     # Run eagerly (CELERY_TASK_ALWAYS_EAGER), the task runs inside the request that creates it:
     # its client cannot answer a question before it has the task, so the handler may not ask.
     eager = bool(getattr(current_task.request, "is_eager", False)) if current_task else False
+    if not eager:
+        # As Django between requests: a worker that reuses its connections between tasks
+        # (Celery's CELERY_DB_REUSE_MAX) replaces an obsolete or broken one first.
+        for conn in connections.all(initialized_only=True):
+            if not conn.in_atomic_block:
+                conn.close_if_unusable_or_obsolete()
     return execute(task_id, delivery, can_ask=not eager)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 import time
 from datetime import timedelta
@@ -120,39 +121,82 @@ def retry_allowed(task: McpTask) -> bool:
 
 
 class Heartbeat:
-    """A thread that writes the attempt's heartbeat every TASK_HEARTBEAT_SECONDS while it runs.
+    """The attempt's heartbeat, written every TASK_HEARTBEAT_SECONDS while it runs.
 
     A thread rather than the handler's progress calls: a handler that reports nothing for
-    minutes is still alive. It writes only while the row is this attempt's, in its own DB
-    connection, closed when it stops.
+    minutes is still alive. One thread per process beats every attempt running in it (a thread
+    started and joined per task cost a tenth of a no-op task's time), in its own DB
+    connection; it writes only while the row is the attempt's.
     """
 
     def __init__(self, task_id: str, attempt: int) -> None:
         self.task_id = task_id
         self.attempt = attempt
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"mcp-task-heartbeat-{task_id[:8]}", daemon=True)
 
     def start(self) -> None:
-        self._thread.start()
+        _beats.add(self)
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+        _beats.discard(self)
 
-    def _beat(self) -> None:
-        try:
-            while not self._stop.wait(mcp_settings.TASK_HEARTBEAT_SECONDS):
+    def beat(self) -> bool:
+        """Write the heartbeat; False once the row is no longer this attempt's to beat."""
+        mine = McpTask.objects.filter(
+            pk=self.task_id, attempts=self.attempt, status__in=(wire.WORKING, wire.INPUT_REQUIRED)
+        )
+        return bool(mine.update(heartbeat_at=timezone.now()))
+
+
+class _Beats:
+    """The attempts running in this process, and the one thread that beats them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: set[Heartbeat] = set()
+        self.thread: threading.Thread | None = None
+
+    def add(self, beat: Heartbeat) -> None:
+        with self.lock:
+            self.running.add(beat)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="mcp-task-heartbeat", daemon=True)
+                self.thread.start()
+
+    def discard(self, beat: Heartbeat) -> None:
+        with self.lock:
+            self.running.discard(beat)
+
+    def _run(self) -> None:
+        due: dict[Heartbeat, float] = {}
+        period = mcp_settings.TASK_HEARTBEAT_SECONDS
+        while True:
+            time.sleep(min(period, 1.0) / 4)
+            period = mcp_settings.TASK_HEARTBEAT_SECONDS
+            now = time.monotonic()
+            with self.lock:
+                running = list(self.running)
+            # An attempt's first beat comes one period after it started, as each one after.
+            due = {beat: due.get(beat, now + period) for beat in running}
+            ready = [beat for beat, at in due.items() if at <= now]
+            if not ready:
+                continue
+            for conn in connections.all(initialized_only=True):
+                conn.close_if_unusable_or_obsolete()
+            for beat in ready:
+                due[beat] = now + period
                 try:
-                    mine = McpTask.objects.filter(
-                        pk=self.task_id, attempts=self.attempt, status__in=(wire.WORKING, wire.INPUT_REQUIRED)
-                    )
-                    if not mine.update(heartbeat_at=timezone.now()):
-                        return  # finished, cancelled, or taken over by a newer attempt
+                    if not beat.beat():
+                        self.discard(beat)  # finished, cancelled, or taken over by a newer attempt
                 except DatabaseError as exc:  # the next beat tries again; the sweep is patient
-                    logger.warning("Task %s: heartbeat not written (%s)", self.task_id, exc)
-        finally:
-            connections.close_all()
+                    logger.warning("Task %s: heartbeat not written (%s)", beat.task_id, exc)
+
+    def forked(self) -> None:
+        """In a forked child (a prefork pool process): the parent's attempts and thread are not its own."""
+        self.__init__()  # type: ignore[misc]
+
+
+_beats = _Beats()
+os.register_at_fork(after_in_child=_beats.forked)
 
 
 class TaskCancelFlag(CancelFlag):

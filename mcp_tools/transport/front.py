@@ -33,6 +33,7 @@ from django.core.handlers.asgi import ASGIRequest
 from django.db import connections
 from django.urls import NoReverseMatch, reverse, set_script_prefix
 
+from .. import audit
 from ..conf import mcp_settings
 from ..protocol.errors import internal_error, invalid_request
 from ..protocol.jsonrpc import encode_error
@@ -81,6 +82,9 @@ class McpFront:
         return self._path or None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
         if scope["type"] == "http":
             root = scope.get("root_path", "")
             path = scope["path"]
@@ -89,6 +93,27 @@ class McpFront:
                 await _Exchange(scope, receive, send).run()
                 return
         await self.app(scope, receive, send)
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    """ASGI lifespan (Django's handler has none): on shutdown, write the buffered audit rows."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            try:
+                await sync_to_async(_flush_audit, thread_sensitive=False)()
+            finally:
+                await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _flush_audit() -> None:
+    try:
+        audit.flush()
+    finally:
+        connections.close_all()  # this thread's, opened for the flush
 
 
 class _Exchange:

@@ -121,29 +121,36 @@ class _StreamingResponse(StreamingHttpResponse):
 endpoint.login_required = False  # type: ignore[attr-defined]  # Django 5.1+ LoginRequiredMiddleware
 
 
-async def _post(request: HttpRequest) -> Reply:
+def _read_post(request: HttpRequest) -> tuple[Reply | None, Any]:
+    """A POST's media types, size and JSON checked: (a refusal, None) or (None, the JSON)."""
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type != "application/json":
-        return plain_error(415, e.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json")
+        return plain_error(415, e.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json"), None
     if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
-        return plain_error(406, e.INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream")
+        return plain_error(406, e.INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream"), None
     limit = mcp_settings.MAX_BODY_BYTES
     try:
         declared = int(request.headers.get("content-length") or 0)
     except ValueError:
         declared = 0
     if declared > limit:
-        return plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+        return plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes"), None
     try:
         body = request.body
     except RequestDataTooBig:  # DATA_UPLOAD_MAX_MEMORY_SIZE is below MAX_BODY_BYTES
-        return plain_error(413, e.INVALID_REQUEST, "Payload Too Large")
+        return plain_error(413, e.INVALID_REQUEST, "Payload Too Large"), None
     if len(body) > limit:
-        return plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+        return plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes"), None
     try:
-        decoded = load_json(body)
+        return None, load_json(body)
     except McpError as exc:
-        return error_reply(exc, getattr(exc, "request_id", None))  # TooDeep knows the id
+        return error_reply(exc, getattr(exc, "request_id", None)), None  # TooDeep knows the id
+
+
+async def _post(request: HttpRequest) -> Reply:
+    refused, decoded = _read_post(request)
+    if refused is not None:
+        return refused
     can_stream = accepts(request, "text/event-stream")
     if isinstance(decoded, list):
         return await run_handler(_serve_batch, request, decoded)  # a batch may call tools
@@ -152,6 +159,54 @@ async def _post(request: HttpRequest) -> Reply:
     except McpError as exc:
         return error_reply(exc, readable_id(decoded))
     return await _serve_message(request, message, can_stream)
+
+
+def respond_sync(request: HttpRequest) -> Reply | None:
+    """The endpoint's answer to a POST or OPTIONS without an event loop (the WSGI front), or
+    None when the request needs one: GET and DELETE, ``tasks/result`` (it may wait for the
+    task), ``subscriptions/listen`` and a ``tools/call`` that asked for progress (streams).
+
+    Everything else is answered as for a client that accepts only JSON: the same code as
+    :func:`respond`, in the calling thread.
+    """
+    read_id_rule(request)
+    reply = check_host_and_origin(request)
+    if reply is None:
+        if request.method == "OPTIONS":
+            reply = preflight(request)
+        elif request.method != "POST":
+            return None
+        else:
+            reply, decoded = _read_post(request)
+            if reply is None and isinstance(decoded, list):
+                reply = _serve_batch(request, decoded)
+            elif reply is None:
+                try:
+                    message = parse_message(decoded)
+                except McpError as exc:
+                    reply = error_reply(exc, readable_id(decoded))
+                else:
+                    if _needs_loop(message):
+                        return None
+                    reply = _serve_sync(request, message, None, CancelFlag(None))
+    headers = reply.headers = dict(reply.headers)
+    if reply.stream is not None:
+        headers["Content-Type"] = "text/event-stream"
+        headers["Cache-Control"] = "no-cache, no-transform"
+        headers["X-Accel-Buffering"] = "no"  # H-D9
+    elif reply.body:
+        headers["Content-Type"] = "application/json"
+    headers.update(cors_headers(request))
+    return reply
+
+
+def _needs_loop(message: Message) -> bool:
+    if not isinstance(message, Request):
+        return False
+    if message.method in ("tasks/result", "subscriptions/listen"):
+        return True
+    meta = message.params.get("_meta")
+    return message.method == "tools/call" and isinstance(meta, dict) and "progressToken" in meta
 
 
 async def _serve_message(request: HttpRequest, message: Message, can_stream: bool) -> Reply:

@@ -304,3 +304,42 @@ async def test_the_plain_view_closes_an_unsent_stream_reply() -> None:
     response.on_close = lambda: closes.append(True)
     response.close()
     assert closes == [True]
+
+
+async def test_lifespan_shutdown_writes_the_buffered_audit_rows(settings: Any, transactional_db: None) -> None:
+    """Django's handler has no lifespan; the front answers it and flushes the audit buffer."""
+    from mcp_tools import audit
+    from mcp_tools.models import AuditEvent
+    from mcp_tools.types import Principal
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 1000, "AUDIT_FLUSH_SECONDS": 600}
+    inner = Inner()
+    incoming = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    def record() -> None:
+        audit.record(
+            principal=Principal(key="lifespan"),
+            tool_name="echo",
+            tool_version=1,
+            arguments={"text": "x"},
+            sensitive=frozenset(),
+            outcome="ok",
+            duration_ms=1.0,
+            request_id="lifespan-1",
+            protocol_version=MODERN,
+        )
+
+    await sync_to_async(record)()
+    count = sync_to_async(AuditEvent.objects.filter(request_id="lifespan-1").count)
+    assert await count() == 0
+    await McpFront(inner)({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)
+    assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert inner.paths == []
+    assert await count() == 1

@@ -1,0 +1,118 @@
+"""An optional WSGI front for the MCP endpoint: JSON POSTs answered in the worker's thread.
+
+Under a WSGI server Django runs the endpoint's async view through ``async_to_sync``: an event
+loop and a thread hop per request, several times the cost of the work. The front answers POST
+and OPTIONS requests on the endpoint's path by calling the endpoint's synchronous code
+directly (no middleware, no request signals, as the ASGI front) and hands everything else to
+the Django application unchanged::
+
+    # wsgi.py of the site
+    from django.core.wsgi import get_wsgi_application
+    from mcp_tools.wsgi import McpWsgiFront
+
+    application = McpWsgiFront(get_wsgi_application())
+
+Answers are JSON: what needs a stream (GET and listen streams, a ``tools/call`` that asked for
+progress, ``tasks/result``) goes through Django's handler as before; serve those from ASGI.
+See README "Deployment".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from http import HTTPStatus
+from io import BytesIO
+from typing import Any
+
+from django.core import signals
+from django.core.handlers.wsgi import WSGIRequest, get_script_name
+from django.db import connections
+from django.urls import NoReverseMatch, reverse, set_script_prefix
+
+from ..protocol.versions import unreadable_id_is_null
+from .front import INTERNAL_ERROR
+
+logger = logging.getLogger("django.request")
+
+StartResponse = Callable[..., Any]
+WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+
+class McpWsgiFront:
+    """Answer the MCP endpoint's JSON requests directly; pass everything else to ``app``."""
+
+    def __init__(self, app: WSGIApp, path: str | None = None) -> None:
+        self.app = app
+        self._path = path
+
+    @property
+    def path(self) -> str | None:
+        """The endpoint's path; None (everything goes to the site) when no URL routes to it."""
+        if self._path is None:
+            try:
+                self._path = reverse("mcp_tools:endpoint")
+            except NoReverseMatch:
+                logger.warning("McpWsgiFront: no URL named 'mcp_tools:endpoint'; every request goes to the site")
+                self._path = ""
+        return self._path or None
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        endpoint = self.path
+        if (
+            endpoint is not None
+            and environ.get("REQUEST_METHOD") in ("POST", "OPTIONS")
+            and environ.get("PATH_INFO") == endpoint
+        ):
+            answered = self._serve(environ, start_response)
+            if answered is not None:
+                return answered
+        return self.app(environ, start_response)
+
+    def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> list[bytes] | None:
+        from .views import respond_sync
+
+        # As Django's handler does (FORCE_SCRIPT_NAME, else SCRIPT_NAME), and as its
+        # request_started/request_finished receivers do for connections.
+        set_script_prefix(get_script_name(environ))
+        _close_old_connections()
+        request = WSGIRequest(environ)
+        try:
+            reply = respond_sync(request)
+        except Exception:
+            logger.exception("Internal Server Error: %s", request.path)
+            signals.got_request_exception.send(sender=None, request=request)
+            null = unreadable_id_is_null(environ.get("HTTP_MCP_PROTOCOL_VERSION"))
+            return _send(start_response, 500, [("Content-Type", "application/json")], INTERNAL_ERROR[null])
+        finally:
+            _close_old_connections()
+        if reply is None:
+            # Django's handler reads the body again: give it the bytes this request read.
+            body = request.body if request.method == "POST" and hasattr(request, "_body") else b""
+            environ["wsgi.input"] = BytesIO(body)
+            environ["CONTENT_LENGTH"] = str(len(body))
+            return None
+        try:
+            body = reply.body if reply.stream is None else asyncio.run(_collect(reply.stream()))
+        finally:
+            if reply.on_close is not None:
+                reply.on_close()
+        return _send(start_response, reply.status, list(reply.headers.items()), body)
+
+
+def _send(start_response: StartResponse, status: int, headers: list[tuple[str, str]], body: bytes) -> list[bytes]:
+    headers.append(("Content-Length", str(len(body))))
+    start_response(f"{status} {HTTPStatus(status).phrase}", headers)
+    return [body]
+
+
+async def _collect(chunks: AsyncIterator[bytes]) -> bytes:
+    """The whole of a short stream (an empty SSE answer); long streams never come here."""
+    return b"".join([chunk async for chunk in chunks])
+
+
+def _close_old_connections() -> None:
+    for conn in connections.all(initialized_only=True):
+        if not conn.in_atomic_block:  # only a test's transaction spans requests
+            conn.close_if_unusable_or_obsolete()

@@ -1,0 +1,116 @@
+"""Audit rows in batches: written after the flush interval, and none lost on a clean shutdown.
+
+Real servers on a shared SQLite file: uvicorn (2 worker processes, the ASGI front) and gunicorn
+(2 sync workers, the WSGI entry point). Rows are counted from another process.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.mcp_client import MODERN, modern_meta
+from tests.servers import (
+    ROOT,
+    LiveServer,
+    free_port,
+    prepare_database,
+    run_server,
+    server_env,
+    stop_process,
+    wait_ready,
+)
+
+pytestmark = pytest.mark.e2e
+
+BATCHED = {"MCP_AUDIT_FLUSH_ROWS": "1000", "MCP_AUDIT_FLUSH_SECONDS": "600", "MCP_RATE_LIMIT": "100000/m"}
+
+
+def _call(server: LiveServer, request_id: str) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "audited"}, "_meta": modern_meta()},
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "echo",
+    }
+    request = urllib.request.Request(server.url, data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        reply = json.loads(response.read())
+    assert reply["result"]["content"][0]["text"] == "audited", reply
+
+
+def _audited(server: LiveServer, prefix: str) -> int:
+    rows = f"A.objects.filter(request_id__startswith={prefix!r})"
+    code = f"from mcp_tools.models import AuditEvent as A; print({rows}.count())"
+    return int(server.manage("shell", "-c", code).strip().splitlines()[-1])
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+def test_batched_rows_are_written_after_the_flush_interval(tmp_path: Path) -> None:
+    extra = {**BATCHED, "MCP_AUDIT_FLUSH_SECONDS": "3"}
+    with run_server(tmp_path, extra_env=extra) as server:
+        for i in range(5):
+            _call(server, f"interval-{i}")
+        assert _audited(server, "interval-") == 0, "rows wait in the buffer for the interval"
+        deadline = time.monotonic() + 15
+        while _audited(server, "interval-") < 5 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _audited(server, "interval-") == 5
+        assert server.process.poll() is None
+
+
+def test_immediate_mode_writes_each_row_in_its_call(tmp_path: Path) -> None:
+    for extra in ({"MCP_AUDIT_FLUSH_ROWS": "1"}, {"MCP_AUDIT_FLUSH_ROWS": "1000", "MCP_AUDIT_FLUSH_SECONDS": "0"}):
+        with run_server(tmp_path, extra_env={**extra, "MCP_RATE_LIMIT": "100000/m"}) as server:
+            tag = "now-" + extra["MCP_AUDIT_FLUSH_ROWS"]
+            _call(server, f"{tag}-0")
+            assert _audited(server, tag) == 1
+
+
+def test_no_row_is_lost_when_uvicorn_is_terminated(tmp_path: Path) -> None:
+    with run_server(tmp_path, extra_env=BATCHED, workers=2) as server:
+        for i in range(12):  # spread over both worker processes
+            _call(server, f"uvicorn-{i}")
+        assert _audited(server, "uvicorn-") == 0
+        _terminate(server.process)
+        assert _audited(server, "uvicorn-") == 12, server.log()
+
+
+def test_no_row_is_lost_when_gunicorn_is_terminated(tmp_path: Path) -> None:
+    env = server_env(tmp_path, BATCHED)
+    prepare_database(env)
+    port = free_port()
+    log_path = tmp_path / "gunicorn.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "project.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", "2"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    server = LiveServer(f"http://127.0.0.1:{port}", env, process, log_path)
+    try:
+        wait_ready(server)
+        for i in range(12):
+            _call(server, f"gunicorn-{i}")
+        assert _audited(server, "gunicorn-") == 0
+        _terminate(process)
+        assert _audited(server, "gunicorn-") == 12, server.log()
+    finally:
+        stop_process(process)

@@ -1,0 +1,103 @@
+"""mcp_tools.wsgi.McpWsgiFront in process: JSON POSTs answered in the calling thread, the rest
+handed to the site with its body intact. Under a real gunicorn: tests/e2e/test_audit_flush.py."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from django.test import RequestFactory
+
+from mcp_tools.models import AuditEvent
+from mcp_tools.wsgi import McpWsgiFront
+from tests.mcp_client import MODERN, modern_meta
+
+pytestmark = pytest.mark.django_db
+
+
+class Inner:
+    """Stands for the Django application behind the front."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, bytes]] = []
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        self.seen.append((environ["REQUEST_METHOD"], environ["wsgi.input"].read(length)))
+        start_response("204 No Content", [])
+        return []
+
+
+def _environ(method: str, body: dict[str, Any] | None = None, **headers: str) -> dict[str, Any]:
+    raw = json.dumps(body).encode() if body is not None else b""
+    factory = RequestFactory()
+    environ = factory._base_environ(  # type: ignore[attr-defined]
+        PATH_INFO="/mcp",
+        REQUEST_METHOD=method,
+        CONTENT_TYPE="application/json",
+        CONTENT_LENGTH=str(len(raw)),
+        HTTP_ACCEPT="application/json, text/event-stream",
+        HTTP_MCP_PROTOCOL_VERSION=MODERN,
+        **{f"HTTP_{k.upper()}": v for k, v in headers.items()},
+    )
+    environ["wsgi.input"] = io.BytesIO(raw)
+    return environ
+
+
+def _run(app: McpWsgiFront, environ: dict[str, Any]) -> tuple[str, dict[str, str], bytes]:
+    status: list[str] = []
+    headers: dict[str, str] = {}
+
+    def start_response(line: str, pairs: list[tuple[str, str]]) -> None:
+        status.append(line)
+        headers.update(pairs)
+
+    body = b"".join(app(environ, start_response))
+    return status[0], headers, body
+
+
+def _call(name: str, arguments: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments, "_meta": modern_meta(**meta)}
+    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+
+
+def test_a_tool_call_is_answered_by_the_front(demo_tools: None) -> None:
+    inner = Inner()
+    environ = _environ("POST", _call("echo", {"text": "wsgi"}), MCP_METHOD="tools/call", MCP_NAME="echo")
+    status, headers, body = _run(McpWsgiFront(inner, "/mcp"), environ)
+    assert inner.seen == []
+    assert status == "200 OK"
+    assert headers["Content-Type"] == "application/json"
+    assert int(headers["Content-Length"]) == len(body)
+    reply = json.loads(body)
+    assert reply["id"] == 7
+    assert reply["result"]["content"][0]["text"] == "wsgi"
+    assert AuditEvent.objects.filter(tool_name="echo", request_id="7", outcome="ok").count() == 1
+
+
+def test_refusals_and_preflight_are_answered_by_the_front(demo_tools: None) -> None:
+    inner = Inner()
+    front = McpWsgiFront(inner, "/mcp")
+    bad_origin = _environ("POST", _call("echo", {"text": "x"}), ORIGIN="http://evil.example")
+    assert _run(front, bad_origin)[0].startswith("403")
+    environ = _environ("POST", {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}})
+    environ["CONTENT_TYPE"] = "text/plain"
+    assert _run(front, environ)[0].startswith("415")
+    assert _run(front, _environ("OPTIONS", ORIGIN="http://testserver"))[0].startswith("20")
+    assert inner.seen == []
+
+
+def test_what_needs_a_stream_goes_to_the_site_with_its_body(demo_tools: None) -> None:
+    inner = Inner()
+    front = McpWsgiFront(inner, "/mcp")
+    progress = _call("echo", {"text": "p"}, progressToken="t")
+    status, _, _ = _run(front, _environ("POST", progress, MCP_METHOD="tools/call", MCP_NAME="echo"))
+    assert status == "204 No Content"
+    assert inner.seen == [("POST", json.dumps(progress).encode())]
+    _run(front, _environ("GET"))
+    other = _environ("POST", _call("echo", {"text": "x"}))
+    other["PATH_INFO"] = "/admin/"
+    _run(front, other)
+    assert [method for method, _ in inner.seen] == ["POST", "GET", "POST"]
