@@ -99,14 +99,18 @@ class Steps:
 
     def follow(self, element: Any) -> None:
         """Click something that loads a page, and wait until the new page has replaced the old."""
+        from selenium.common.exceptions import WebDriverException
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support import expected_conditions
         from selenium.webdriver.support.ui import WebDriverWait
 
         old = self.driver.find_element(By.TAG_NAME, "html")
         element.click()
-        WebDriverWait(self.driver, 15).until(expected_conditions.staleness_of(old))
-        WebDriverWait(self.driver, 15).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        # Mid-navigation Chromium may answer a look at the old page with an "unhandled inspector
+        # error" instead of "stale element": ask again until the new page is there.
+        wait = WebDriverWait(self.driver, 15, ignored_exceptions=(WebDriverException,))
+        wait.until(expected_conditions.staleness_of(old))
+        wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
 
     def submit(self, css: str) -> None:
         self.follow(self.find(css))

@@ -201,7 +201,8 @@ async def test_1_python_sdk_flows_with_every_request_on_a_random_host(cluster: C
     from mcp.client.streamable_http import streamable_http_client
 
     from tests.e2e.test_python_sdk import _check, _exercise
-    from tests.e2e.test_tasks_worker import RELATED, _send_unchecked
+    from tests.e2e.test_tasks_worker import RELATED
+    from tests.sdk import send_unchecked
 
     offsets = _offsets(cluster)
     balancer = Balancer(cluster, _rng(1))
@@ -225,7 +226,7 @@ async def test_1_python_sdk_flows_with_every_request_on_a_random_host(cluster: C
                     name="build_report", arguments={"steps": 3}, task=types.TaskMetadata(ttl=120_000)
                 )
             )
-            created = types.CreateTaskResult.model_validate(await _send_unchecked(session, request))
+            created = types.CreateTaskResult.model_validate(await send_unchecked(session, request))
             task_id = created.task.task_id
             with anyio.fail_after(30):
                 while True:
