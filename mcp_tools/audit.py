@@ -74,12 +74,12 @@ def record(
     """
     if not mcp_settings.AUDIT_ENABLED:
         return
-    user = principal.user
+    user_id = principal.user_id if principal.user_id is not None else getattr(principal.user, "pk", None)
     try:
         values = {
             "created_at": timezone.now(),
             "principal_key": principal.key[:255],
-            "user": getattr(user, "pk", None),
+            "user": user_id,
             "client_id": (principal.client_id or "")[:255],
             "tool_name": str(tool_name)[:128],
             "tool_version": tool_version,

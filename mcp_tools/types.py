@@ -44,6 +44,9 @@ class Principal:
     # The Django permissions ("app_label.codename") the user holds among those the catalog's
     # tools require; None until ``Catalog.entitled`` loads them (tools needing any are hidden).
     permissions: frozenset[str] | None = None
+    # The user's primary key when the backend knows it without loading the user (``user`` may
+    # be lazy): the audit trail records it without a query.
+    user_id: Any = None
 
     @property
     def scope_key(self) -> str:

@@ -150,9 +150,11 @@ class OAuthBackend(BaseAuthBackend):
         return challenge(403, "insufficient_scope", description, needed)
 
 
-def token_principal(key: str, client_id: str | None, granted: set[str], user: Any = None) -> Principal:
+def token_principal(
+    key: str, client_id: str | None, granted: set[str], user: Any = None, user_id: Any = None
+) -> Principal:
     """The caller of a token, with its scopes as granted (``Catalog.scoped`` expands them)."""
-    return Principal(key, user, client_id, granted=frozenset(granted))
+    return Principal(key, user, client_id, granted=frozenset(granted), user_id=user_id)
 
 
 def entitled(user: Any, names: list[str]) -> list[str]:
@@ -259,7 +261,7 @@ class DOTBackend(OAuthBackend):
             raise unauthorized("invalid_token", NOT_VALID)
         users = get_user_model()._default_manager
         user = SimpleLazyObject(lambda: users.get(pk=user_id))
-        return token_principal(f"user:{user_id}", client_id, granted, user)
+        return token_principal(f"user:{user_id}", client_id, granted, user, user_id)
 
 
 # --------------------------------------------------------------------------- JWT

@@ -394,6 +394,28 @@ def test_authenticated_list_reads_the_catalog_version_once(client: Any, oauth: N
     assert len(ctx) == (2 if version == "2026-07-28" else 3), ctx.captured_queries
 
 
+def test_token_call_never_loads_the_user(client: Any, oauth: None, alice: User) -> None:
+    """A tools/call with a DOT token is the token, the catalog version and the audit row: the
+    user's row is not read (the audit trail takes the user's id from the token's row)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from mcp_tools.models import AuditEvent
+
+    mcp = Mcp(client)
+    mcp.default_headers["Authorization"] = f"Bearer {make_token(alice, 'notes:write')}"
+    mcp.modern()
+    arguments = {"name": "echo", "arguments": {"text": "hi"}}
+    assert not mcp.call("tools/call", arguments).get("isError")  # warm: the catalog is loaded
+    with CaptureQueriesContext(connection) as ctx:
+        assert not mcp.call("tools/call", arguments).get("isError")
+    user_table = User._meta.db_table
+    user_reads = [q["sql"] for q in ctx.captured_queries if f'FROM "{user_table}"' in q["sql"]]
+    assert not user_reads, ctx.captured_queries  # (the token's own query joins it: one query)
+    assert len(ctx) == 3, ctx.captured_queries  # token, catalog version, audit row (immediate)
+    assert AuditEvent.objects.filter(tool_name="echo", user=alice).count() == 2
+
+
 def test_granted_scopes_not_yet_expanded_show_nothing(oauth: None) -> None:
     """A principal whose granted scopes were not expanded (Catalog.scoped) sees no tool, not all."""
     from mcp_tools.auth import get_auth_backend
