@@ -23,7 +23,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from io import BytesIO
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
@@ -59,14 +59,17 @@ BAD_REQUEST = {
 }
 
 
-class McpFront:
-    """Serve the MCP endpoint's path directly; pass everything else to ``app``.
+App = TypeVar("App")
+
+
+class EndpointFront(Generic[App]):
+    """What the ASGI and WSGI fronts share: the site's ``app`` and the endpoint's ``path``.
 
     ``path`` is the endpoint's path below the script prefix; by default the URL named
     ``mcp_tools:endpoint``, looked up on the first request.
     """
 
-    def __init__(self, app: ASGIApp, path: str | None = None) -> None:
+    def __init__(self, app: App, path: str | None = None) -> None:
         self.app = app
         self._path = path
 
@@ -77,9 +80,15 @@ class McpFront:
             try:
                 self._path = reverse("mcp_tools:endpoint")
             except NoReverseMatch:
-                logger.warning("McpFront: no URL named 'mcp_tools:endpoint'; every request goes to the site")
+                name = type(self).__name__
+                logger.warning("%s: no URL named 'mcp_tools:endpoint'; every request goes to the site", name)
                 self._path = ""
         return self._path or None
+
+
+class McpFront(EndpointFront[ASGIApp]):
+    """Serve the MCP endpoint's path directly; pass everything else to ``app`` (see
+    :class:`EndpointFront` for ``path``)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

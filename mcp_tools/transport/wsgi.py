@@ -29,10 +29,10 @@ from typing import Any
 from django.core import signals
 from django.core.handlers.wsgi import WSGIRequest, get_script_name
 from django.db import connections
-from django.urls import NoReverseMatch, reverse, set_script_prefix
+from django.urls import set_script_prefix
 
 from ..protocol.versions import unreadable_id_is_null
-from .front import INTERNAL_ERROR
+from .front import INTERNAL_ERROR, EndpointFront
 
 logger = logging.getLogger("django.request")
 
@@ -40,23 +40,8 @@ StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
-class McpWsgiFront:
+class McpWsgiFront(EndpointFront[WSGIApp]):
     """Answer the MCP endpoint's JSON requests directly; pass everything else to ``app``."""
-
-    def __init__(self, app: WSGIApp, path: str | None = None) -> None:
-        self.app = app
-        self._path = path
-
-    @property
-    def path(self) -> str | None:
-        """The endpoint's path; None (everything goes to the site) when no URL routes to it."""
-        if self._path is None:
-            try:
-                self._path = reverse("mcp_tools:endpoint")
-            except NoReverseMatch:
-                logger.warning("McpWsgiFront: no URL named 'mcp_tools:endpoint'; every request goes to the site")
-                self._path = ""
-        return self._path or None
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         endpoint = self.path
