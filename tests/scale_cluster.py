@@ -521,11 +521,19 @@ class Listener:
     or a 2026-07-28 ``subscriptions/listen``. Keeps each message with its arrival (wall) time."""
 
     def __init__(
-        self, web: WebHost, *, session: str | None = None, version: str = MODERN, read_timeout: float = 60
+        self,
+        web: WebHost,
+        *,
+        session: str | None = None,
+        version: str = MODERN,
+        read_timeout: float = 60,
+        last_event_id: str | None = None,
     ) -> None:
         """``read_timeout``: how long a silent stream is trusted (the server sends keep-alives every
-        MCP_SSE_KEEPALIVE_SECONDS, so a short one finds a dead connection as a client would)."""
+        MCP_SSE_KEEPALIVE_SECONDS, so a short one finds a dead connection as a client would).
+        ``last_event_id``: resume a GET stream as the SDK clients do (Last-Event-ID)."""
         self.web = web
+        self.last_event_id: str | None = None  # the id of the newest event read
         self.read_timeout = read_timeout
         self.version = version if session is not None else MODERN
         self.messages: list[tuple[float, dict[str, Any]]] = []
@@ -546,6 +554,8 @@ class Listener:
         else:
             body = None
             headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session, "MCP-Protocol-Version": version}
+            if last_event_id is not None:
+                headers["Last-Event-ID"] = last_event_id
             method = "GET"
         self._thread = threading.Thread(target=self._run, args=(web.url, method, headers, body), daemon=True)
         self._thread.start()
@@ -565,6 +575,9 @@ class Listener:
                     buffer += chunk
                     while "\n\n" in buffer:
                         block, buffer = buffer.split("\n\n", 1)
+                        for line in block.splitlines():
+                            if line.startswith("id:"):
+                                self.last_event_id = line[3:].strip()
                         for data in sse_messages(block + "\n\n"):
                             message = json.loads(data)
                             check_message(self.version, message)

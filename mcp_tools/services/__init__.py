@@ -14,12 +14,12 @@ from .sessions import (
     Session,
     SessionNotFound,
     cancel_request,
-    claim_get_stream,
     create_session,
     end_session,
     load_session,
     mark_initialized,
     open_get_stream,
+    owns_get_stream,
 )
 from .tools import authorize_batch
 
@@ -31,7 +31,6 @@ __all__ = [
     "accept_answer",
     "cancel_request",
     "capabilities",
-    "claim_get_stream",
     "create_session",
     "end_session",
     "entitled",
@@ -41,6 +40,7 @@ __all__ = [
     "mark_initialized",
     "modern_meta",
     "open_get_stream",
+    "owns_get_stream",
     "server_info",
     "tools_fingerprint",
 ]

@@ -120,18 +120,24 @@ def set_log_level(session: McpSession, level: str) -> None:
     McpSession.objects.filter(pk=session.pk).update(log_level=level)
 
 
-def open_get_stream(session: McpSession, fingerprint: str, token: str) -> bool:
+def open_get_stream(session: McpSession, fingerprint: str, token: str, heard: str | None = None) -> bool:
     """Make ``token`` the session's GET stream (H-9: the newest stream gets notifications).
 
-    Returns whether the client missed a change while it had no stream open (its last-heard
-    fingerprint differs from ``fingerprint``), so the stream can send list_changed at once.
+    Returns whether the client missed a change (so the stream sends list_changed at once):
+    ``heard`` is the tool list the client says it last heard of (from the Last-Event-ID of the
+    stream it resumes); without it, the list as of the session's previous stream opening.
     """
-    missed = bool(session.tools_fingerprint) and session.tools_fingerprint != fingerprint
+    known = session.tools_fingerprint if heard is None else heard
+    missed = bool(known) and known != fingerprint
     McpSession.objects.filter(pk=session.pk).update(tools_fingerprint=fingerprint, get_stream=token)
     return missed
 
 
-def claim_get_stream(session_id: str, token: str, fingerprint: str) -> bool:
-    """One UPDATE: is ``token`` still the session's stream? Then record what the client is
-    about to hear. False: a newer stream took over (on any worker)."""
-    return bool(McpSession.objects.filter(pk=session_id, get_stream=token).update(tools_fingerprint=fingerprint))
+def owns_get_stream(session_id: str, token: str) -> bool:
+    """Is ``token`` still the session's stream? False: a newer stream took over (on any worker).
+
+    A notification sent on the stream is not recorded as heard: a connection that died
+    silently (a partition, no FIN) still accepts writes, so only the client can say what it
+    heard (its Last-Event-ID when it reconnects); without one, a reconnect repeats the notice.
+    """
+    return McpSession.objects.filter(pk=session_id, get_stream=token).exists()

@@ -74,11 +74,13 @@ async def _notifications(
     listener: Listener | None,
     event: bytes,
     claim: Callable[[], Awaitable[bool]] | None = None,
+    event_id: Callable[[str], str] | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """The body of a notification stream: list_changed when it applies, keep-alives between.
 
     Without a listener (list_changed not delivered here) only keep-alives, until the deadline.
     ``claim`` runs before each notification; False means another stream took over: end.
+    ``event_id`` names each notification by the tool list it announces (resumable streams).
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + mcp_settings.SSE_MAX_SECONDS
@@ -97,10 +99,29 @@ async def _notifications(
         if wake == "changed":
             if claim is not None and not await claim():
                 return
-            yield sse.event(event)
+            assert listener is not None
+            yield sse.event(event, event_id=None if event_id is None else event_id(listener.fingerprint))
             get_hub().sent()
         elif loop.time() < deadline:
             yield sse.comment("keep-alive")
+
+
+def get_event_id(session_id: str, token: str, fingerprint: str) -> str:
+    """The SSE event id of a GET stream's event: the stream, and the tool list (the catalog
+    fingerprint) the client knows of once it has this event. A client resuming with it as
+    Last-Event-ID is told of any change since, whichever host it reconnects to."""
+    return f"{session_id[:8]}-get-{token}-{fingerprint}"
+
+
+def heard_in_event_id(value: str | None, session_id: str) -> str | None:
+    """The fingerprint in a Last-Event-ID from one of this session's GET streams, else None
+    (absent, malformed, or another session's: then the session row decides)."""
+    if not value or not value.startswith(f"{session_id[:8]}-get-"):
+        return None
+    fingerprint = value.rpartition("-")[2]
+    if not 0 < len(fingerprint) <= 32 or fingerprint.strip("0123456789abcdef"):
+        return None
+    return fingerprint
 
 
 async def serve_get(request: HttpRequest) -> Reply:
@@ -116,7 +137,7 @@ async def serve_get(request: HttpRequest) -> Reply:
     # row names it, so a stream on any worker learns it was superseded.
     token = secrets.token_hex(8)
 
-    def prepare() -> Reply | tuple[services.Session, Listener | None, bool]:
+    def prepare() -> Reply | tuple[services.Session, Listener | None, str]:
         try:
             principal = authenticate(request)
         except AuthFailure as exc:
@@ -126,36 +147,41 @@ async def serve_get(request: HttpRequest) -> Reply:
         except McpError as exc:
             return error_reply(exc)
         if not services.list_changed_supported(asgi):
-            return session, None, False
+            return session, None, ""
         if not acquire_stream_slot(principal):
             return _too_many_streams()
         principal = services.entitled(principal)  # loaded here: the listener reads no rows
         fingerprint, version = services.tools_fingerprint(principal)
-        # A change the client missed while it had no stream open is sent at once.
-        missed = services.open_get_stream(session, fingerprint, token)
-        return session, Listener(principal, fingerprint, version), missed
+        # A change the client missed while it had no stream open is sent at once: what it heard
+        # is in the Last-Event-ID of the stream it resumes, else what the session row knows.
+        heard = heard_in_event_id(headers.get("last-event-id"), session.pk)
+        known = heard or session.tools_fingerprint
+        missed = services.open_get_stream(session, fingerprint, token, heard)
+        return session, Listener(principal, fingerprint, version), known if missed else fingerprint
 
     found = await run_sync(prepare)
     if isinstance(found, Reply):
         return found
-    session, listener, missed = found
+    session, listener, heard = found
     rev = v.get_revision(session.protocol_version)
     retry = mcp_settings.SSE_RETRY_MS
 
+    def event_id(fingerprint: str) -> str:
+        return get_event_id(session.pk, token, fingerprint)
+
     async def claim() -> bool:
-        assert listener is not None
-        return await run_sync(services.claim_get_stream, session.pk, token, listener.fingerprint)
+        return await run_sync(services.owns_get_stream, session.pk, token)
 
     async def stream() -> AsyncGenerator[bytes, None]:
         try:
             if rev.sse_priming:
-                yield sse.priming(f"{session.pk[:8]}-get-{token}", retry_ms=retry)
+                yield sse.priming(event_id(heard), retry_ms=retry)
             if listener is not None:
                 get_hub().register(listener)
-                if missed:
-                    yield sse.event(LIST_CHANGED)
+                if heard != listener.fingerprint:
+                    yield sse.event(LIST_CHANGED, event_id=event_id(listener.fingerprint))
                     get_hub().sent()
-            async for event in _notifications(listener, LIST_CHANGED, claim):
+            async for event in _notifications(listener, LIST_CHANGED, claim, event_id):
                 yield event
             if rev.sse_priming:
                 # H-12: say when to come back before closing the connection.

@@ -110,8 +110,17 @@ class Admin:
 class Listener:
     """A raw notification stream read in a thread, keeping every message with its arrival time."""
 
-    def __init__(self, server: LiveServer, user: str, *, session: str | None = None, version: str = MODERN) -> None:
+    def __init__(
+        self,
+        server: LiveServer,
+        user: str,
+        *,
+        session: str | None = None,
+        version: str = MODERN,
+        last_event_id: str | None = None,
+    ) -> None:
         self.messages: list[tuple[float, dict[str, Any]]] = []
+        self.last_event_id: str | None = None  # the id of the newest event read
         self.version = version
         self.status = 0
         self.ready = threading.Event()
@@ -131,6 +140,8 @@ class Listener:
             body = None
             headers = {"Accept": "text/event-stream", "X-Test-User": user, "Mcp-Session-Id": session}
             headers["MCP-Protocol-Version"] = version
+            if last_event_id is not None:
+                headers["Last-Event-ID"] = last_event_id
             method = "GET"
         self._thread = threading.Thread(target=self._run, args=(server.url, method, headers, body), daemon=True)
         self._thread.start()
@@ -150,6 +161,9 @@ class Listener:
                     buffer += chunk
                     while "\n\n" in buffer:
                         block, buffer = buffer.split("\n\n", 1)
+                        ids = [line[3:].strip() for line in block.split("\n") if line.startswith("id:")]
+                        if ids:
+                            self.last_event_id = ids[-1]
                         data = [line[5:].strip() for line in block.split("\n") if line.startswith("data:")]
                         if data and "".join(data):
                             message = json.loads("".join(data))
@@ -393,6 +407,45 @@ def test_reconnecting_get_stream_learns_of_a_missed_change(fleet: tuple[LiveServ
         assert again.wait_change(1, timeout=5)
     finally:
         again.close()
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-11-25"])
+def test_resumed_get_stream_is_told_exactly_what_it_missed(
+    fleet: tuple[LiveServer, LiveServer], admin: Admin, version: str
+) -> None:
+    """H-11 resumability: each GET stream event's id names the tool list it announces, so a
+    client resuming with Last-Event-ID (as the SDK clients do) on any worker gets list_changed
+    exactly when the list changed after that event; one resuming without an id cannot say what
+    it heard, and is told again (a notification written to a connection is not proof it arrived:
+    see the scale test's partition step)."""
+    a, b = fleet
+    session = _legacy_session(a, ALICE, version)
+    first = Listener(a, ALICE, session=session, version=version)
+    try:
+        time.sleep(0.5)
+        admin.set_enabled("echo", False)
+        assert first.wait_change(1)
+        heard = first.last_event_id
+        assert heard, "the list_changed event carried no id"
+    finally:
+        first.close()
+    assert first.done.wait(5)
+    no_id = Listener(b, ALICE, session=session, version=version, last_event_id="garbage-get-x-zz")
+    try:
+        assert no_id.wait_change(1, timeout=5)  # an id it cannot read: told again
+    finally:
+        no_id.close()
+    resumed = Listener(a, ALICE, session=session, version=version, last_event_id=heard)
+    time.sleep(QUIET_SECONDS)
+    resumed.close()
+    assert resumed.changes() == []  # it heard the newest list: nothing to repeat
+    admin.set_enabled("echo", True)
+    time.sleep(1.0)
+    behind = Listener(b, ALICE, session=session, version=version, last_event_id=heard)
+    try:
+        assert behind.wait_change(1, timeout=5)  # changed since that event: told at once
+    finally:
+        behind.close()
 
 
 def test_stream_stats_count_listeners(fleet: tuple[LiveServer, LiveServer], tmp_path: Path) -> None:

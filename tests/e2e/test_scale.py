@@ -589,12 +589,12 @@ def test_4_killing_web_host_b_loses_no_session_task_or_notification(cluster: Clu
     client.close()
 
 
-# Found by this step (see the CHANGELOG): a GET stream whose connection dies silently (a network
-# partition between client and host: no FIN, no RST) still counts as the session's stream on its
-# host, which keeps running. It claims the change (services.claim_get_stream records the new
-# fingerprint as heard) and writes list_changed into the dead connection; the client's next GET
-# stream, on any host, then finds nothing missed. The notification is lost.
-SILENT_LOSS = "a change sent into a silently dead GET stream counts as heard (issue 14 finding)"
+# Found by this step at stop 16 (see the CHANGELOG): a GET stream whose connection dies
+# silently (a partition between client and host: no FIN, no RST) still counts as the session's
+# stream on its host, which keeps running and writes list_changed into the dead connection. The
+# stream used to record that change as heard, so the client's next GET stream found nothing
+# missed. Now a notification sent is never taken as heard: the client says what it heard with the
+# Last-Event-ID of the stream it resumes (each event's id names the tool list it announces).
 
 
 def _session_heard(cluster: Cluster, session: str) -> str:
@@ -603,7 +603,6 @@ def _session_heard(cluster: Cluster, session: str) -> str:
     return cluster.shell(cluster.web["a"].host, code).splitlines()[-1]
 
 
-@pytest.mark.xfail(reason=SILENT_LOSS, strict=True)
 def test_4_partition_between_client_and_host_b_loses_no_notification(cluster: Cluster) -> None:
     """Host b stays up (and reaches PostgreSQL and Redis) but the client can no longer reach it."""
     balancer = Balancer(cluster, _rng(9))
@@ -619,6 +618,7 @@ def test_4_partition_between_client_and_host_b_loses_no_notification(cluster: Cl
         committed = _edit_tool(cluster, "a", "echo", "Repeat the given text back (edited during a partition).")
         assert stream.done.wait(15), "the client did not notice the silent stream"
         claimed = _session_heard(cluster, session) != heard_before
+        assert not claimed, "a notification written into the dead stream was recorded as heard"
         say(
             "4 partition",
             f"client and host b cut off from each other (blackhole routes both ways; b still reaches the "
@@ -633,15 +633,27 @@ def test_4_partition_between_client_and_host_b_loses_no_notification(cluster: Cl
             f"the client carries on with the same session: tools/list ({len(names)} tools) in "
             f"{time.monotonic() - started:.1f} s, {balancer.failovers} request(s) to b failed over to a",
         )
-        again = Listener(cluster.web["a"], session=session, version="2025-11-25")
+        # As the SDK clients do: resume with the id of the last event read on the dead stream.
+        resumed_from = stream.last_event_id
+        assert resumed_from, "the GET stream on b sent no event id to resume from"
+        again = Listener(cluster.web["a"], session=session, version="2025-11-25", last_event_id=resumed_from)
         arrived = again.wait_change(1, timeout=5)
         again.close()
         say(
             "4 partition",
-            "the session's GET stream reopened on host a: "
+            f"the session's GET stream resumed on host a (Last-Event-ID {resumed_from[-24:]}…, the list the client "
+            "last heard of): "
             + (f"list_changed after {arrived - committed:.1f} s" if arrived else "no list_changed: the change is lost"),
         )
         assert arrived is not None, "the change sent into the dead stream on b counted as heard"
+        assert again.last_event_id
+        assert again.last_event_id != resumed_from
+        current = Listener(cluster.web["a"], session=session, version="2025-11-25", last_event_id=again.last_event_id)
+        time.sleep(1.0)
+        repeated = len(current.changes())
+        current.close()
+        assert repeated == 0, "a client that heard the newest list got list_changed again"
+        say("4 partition", "resumed again with the newest event's id: no list_changed repeated (nothing missed)")
     finally:
         stream.close()
         b.cut_off(cluster.client, cut=False)
