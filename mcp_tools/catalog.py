@@ -29,11 +29,12 @@ from typing import Any
 from jsonschema.protocols import Validator
 
 from .conf import mcp_settings
+from .fastcheck import Check, compile_check
 from .protocol.headers import ParamHeader, SchemaHeaderError, extract_param_headers
 from .protocol.shaping import ToolSpec, shape_tool
 from .protocol.versions import Revision
 from .registry import registry
-from .schemas import compile_validator
+from .schemas import compile_validator, error_messages
 from .types import Principal
 
 logger = logging.getLogger("mcp_tools")
@@ -60,6 +61,8 @@ class CompiledTool:
     approval_timeout: int | None = None  # seconds; None: the site's APPROVAL_TIMEOUT
     _input_validator: Validator | None = field(default=None, repr=False)
     _output_validator: Validator | None = field(default=None, repr=False)
+    # Compiled predicates of simple schemas (fastcheck), built on first use.
+    _checks: tuple[Check | None, Check | None] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -84,6 +87,29 @@ class CompiledTool:
         if self._output_validator is None:
             self._output_validator = compile_validator(self.spec.output_schema)
         return self._output_validator
+
+    def input_problems(self, arguments: Any) -> list[str]:
+        """What is wrong with ``arguments`` (empty: valid). A simple schema is checked by its
+        compiled predicate; jsonschema runs when there is something to explain."""
+        check = self._compiled_checks()[0]
+        if check is not None and check(arguments):
+            return []
+        return error_messages(self.input_validator, arguments)
+
+    def output_problems(self, structured: Any) -> list[str]:
+        """As :meth:`input_problems`, for structured output (the tool must have an output schema)."""
+        validator = self.output_validator
+        assert validator is not None
+        check = self._compiled_checks()[1]
+        if check is not None and check(structured):
+            return []
+        return error_messages(validator, structured)
+
+    def _compiled_checks(self) -> tuple[Check | None, Check | None]:
+        if self._checks is None:
+            output = self.spec.output_schema
+            self._checks = (compile_check(self.spec.input_schema), None if output is None else compile_check(output))
+        return self._checks
 
 
 VisibilityCheck = Callable[[CompiledTool, Principal], bool]

@@ -24,7 +24,6 @@ from .handles.store import HandleStore
 from .protocol.shaping import error_result, shape_call_result
 from .protocol.versions import Revision
 from .registry import registry
-from .schemas import error_messages
 from .types import Asker, Principal, ToolContext, ToolResult, text
 
 logger = logging.getLogger("mcp_tools")
@@ -147,7 +146,7 @@ def check_outcome(tool: CompiledTool, outcome: Any) -> ToolResult:
                 and not tool.output_trusted
                 and tool.output_validator is not None
             ):
-                problems = error_messages(tool.output_validator, result.structured_content)
+                problems = tool.output_problems(result.structured_content)
                 if problems:
                     logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)
                     return error(f"Tool {tool.name!r} produced output that does not match its output schema.")

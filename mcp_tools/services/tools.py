@@ -23,7 +23,6 @@ from ..protocol.headers import check_param_headers
 from ..protocol.jsonrpc import Request, encode_raw_result
 from ..protocol.negotiation import LOG_LEVELS, level_allows
 from ..protocol.versions import Revision
-from ..schemas import error_messages
 from ..tasking import service as tasking
 from ..tasking import tasks_enabled
 from ..types import Asker, Principal
@@ -158,7 +157,7 @@ def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | Non
         check_param_headers(ex.headers, tool.param_headers, arguments)
     rev = ex.revision
     as_task, ttl = _task_decision(tool, params, ex)
-    problems = error_messages(tool.input_validator, arguments)
+    problems = tool.input_problems(arguments)
     if problems:
         message = f"Invalid arguments for tool {tool.name!r}: " + "; ".join(problems)
         note["detail"] = message
