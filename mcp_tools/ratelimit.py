@@ -14,8 +14,10 @@ import re
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
+from django.core.cache.backends.redis import RedisCache
 
 from .shared_state import degrade
 
@@ -53,26 +55,60 @@ def hit(scope: str, rate: Rate) -> float | None:
 
 
 def _hit(scope: str, rate: Rate) -> float | None:
-    digest = hashlib.sha256(scope.encode()).hexdigest()[:32]
+    digest = _digest(scope)
     count_key = f"mcp_tools:rl:{digest}:{rate.seconds}:n"
+    redis = _redis_client(count_key)
+    if redis is not None:
+        return _hit_redis(redis, cache.make_and_validate_key(count_key), rate)
     start_key = f"mcp_tools:rl:{digest}:{rate.seconds}:t"
     now = time.time()
     for _ in range(3):
-        # One cache round trip per call once a window is open: the add fails, the incr counts.
-        if cache.add(count_key, 1, timeout=rate.seconds):
+        # One cache operation per call once a window is open: the incr counts; the first call
+        # of a window finds no counter and opens it.
+        try:
+            count = cache.incr(count_key)
+        except ValueError:
+            if not cache.add(count_key, 1, timeout=rate.seconds):
+                continue  # another process opened the window first: count into it
             cache.set(start_key, now, timeout=rate.seconds)
             count = 1
-        else:
-            try:
-                count = cache.incr(count_key)
-            except ValueError:  # the window expired between add and incr
-                continue
         if count <= rate.count:
             return None
         started = cache.get(start_key)
         started = float(started) if isinstance(started, int | float) else now
         return max(1.0, round(started + rate.seconds - now, 1))
     return None
+
+
+@lru_cache(maxsize=4096)
+def _digest(scope: str) -> str:
+    return hashlib.sha256(scope.encode()).hexdigest()[:32]
+
+
+def _redis_client(key: str) -> Any:
+    """The redis-py client behind Django's Redis cache, else None (other backends).
+
+    Django's ``incr`` on Redis is two round trips (EXISTS, INCRBY) and opening a window two more;
+    on the client itself a call is one round trip, a pipeline of ``SET NX EX`` and ``INCR``.
+    """
+    backend: Any = caches[DEFAULT_CACHE_ALIAS]
+    if not isinstance(backend, RedisCache):
+        return None
+    return backend._cache.get_client(key, write=True)  # type: ignore[attr-defined]  # Django's client holder
+
+
+def _hit_redis(client: Any, key: str, rate: Rate) -> float | None:
+    pipe = client.pipeline(transaction=False)
+    pipe.set(key, 0, ex=rate.seconds, nx=True)
+    pipe.incr(key)
+    count = int(pipe.execute()[1])
+    if count <= rate.count:
+        return None
+    left = client.pttl(key)
+    if not isinstance(left, int) or left < 0:  # no expiry (should not happen): give it one
+        client.expire(key, rate.seconds)
+        left = rate.seconds * 1000
+    return max(1.0, round(left / 1000, 1))
 
 
 def validate_rate(value: str) -> None:

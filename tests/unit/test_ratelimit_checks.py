@@ -59,3 +59,72 @@ def test_bad_values_fail_the_system_checks(settings: Any, key: str, value: objec
     errors = check_settings()
     assert [e.id for e in errors] == ["mcp_tools.E001"]
     assert key in errors[0].msg
+
+
+@pytest.fixture
+def redis_cache(settings: Any) -> Any:
+    """The default cache on the machine's Redis, under a key prefix of its own."""
+    import secrets
+
+    from django.core.cache import caches
+
+    from tests.services import require
+
+    require("redis")
+    prefix = f"rltest{secrets.token_hex(4)}"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:6379/0",
+            "KEY_PREFIX": prefix,
+        }
+    }
+    backend: Any = caches["default"]
+    yield backend
+    client = backend._cache.get_client(None, write=True)
+    for key in client.scan_iter(f"{prefix}:*"):
+        client.delete(key)
+
+
+def test_on_redis_a_call_is_one_round_trip_and_the_window_expires(redis_cache: Any) -> None:
+    """The counter is counted by redis-py in one pipeline (Django's incr would be two round
+    trips); the window's end comes from the key's TTL."""
+    from mcp_tools import ratelimit
+
+    client = redis_cache._cache.get_client(None, write=True)
+    sent: list[int] = []
+    original = type(client.pipeline()).execute
+
+    def counting(pipe: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(len(pipe.command_stack))
+        return original(pipe, *args, **kwargs)
+
+    rate = Rate(2, 1)
+    pipeline_class = type(client.pipeline())
+    pipeline_class.execute = counting
+    try:
+        assert hit("carol\0echo", rate) is None
+        assert hit("carol\0echo", rate) is None
+        retry = hit("carol\0echo", rate)
+    finally:
+        pipeline_class.execute = original
+    assert sent == [2, 2, 2]  # SET NX EX + INCR, once per call
+    assert retry == 1.0
+    key = redis_cache.make_and_validate_key("mcp_tools:rl:" + ratelimit._digest("carol\0echo") + ":1:n")
+    assert int(client.get(key)) == 3
+    assert 0 < client.pttl(key) <= 1000
+    import time
+
+    time.sleep(1.1)
+    assert hit("carol\0echo", rate) is None  # a new window
+    assert hit("dave\0echo", rate) is None  # another principal: its own counter
+
+
+def test_on_redis_the_limit_holds_for_concurrent_callers(redis_cache: Any) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    rate = Rate(25, 60)
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(lambda _: hit("erin\0echo", rate), range(60)))
+    assert sum(o is None for o in outcomes) == 25
+    assert all(o is None or 1.0 <= o <= 60 for o in outcomes)
