@@ -328,6 +328,7 @@ class McpSettings:
             except ImportError as exc:
                 raise ImproperlyConfigured(f"MCP_TOOLS[{name!r}]: cannot import {value!r}: {exc}") from exc
         self._cache[name] = value
+        self.__dict__[name] = value  # later reads are plain attribute reads (reload() drops them)
         return value
 
     def problems(self) -> list[str]:
@@ -345,6 +346,8 @@ class McpSettings:
         return found
 
     def reload(self) -> None:
+        for name in self._cache:
+            self.__dict__.pop(name, None)
         self._cache.clear()
         self._user = None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -31,8 +32,11 @@ NOT_VALID = "The access token is not valid for this resource"
 # --------------------------------------------------------------------------- URLs
 
 
+@lru_cache(maxsize=256)
 def canonical_resource(url: str) -> str:
-    """A-8: lowercase scheme and host, no default port, no fragment or query, no trailing slash."""
+    """A-8: lowercase scheme and host, no default port, no fragment or query, no trailing slash.
+
+    Pure, and read on every authenticated request (each token's resources): memoized."""
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
@@ -115,9 +119,9 @@ def unauthorized(error: str | None, description: str) -> AuthFailure:
 
 def bearer_token(request: HttpRequest) -> str:
     """A-9: the token comes from the Authorization header only."""
-    if "access_token" in request.GET:
+    if "access_token" in request.META.get("QUERY_STRING", "") and "access_token" in request.GET:
         raise challenge(400, "invalid_request", "Send the access token in the Authorization header", _default_scopes())
-    header = request.headers.get("authorization")
+    header: str | None = request.META.get("HTTP_AUTHORIZATION")
     if not header:
         raise unauthorized(None, "Authentication required")
     scheme, _, token = header.partition(" ")
@@ -223,7 +227,6 @@ class DOTBackend(OAuthBackend):
         from django.contrib.auth import get_user_model
         from django.db import connections, router
         from django.utils import timezone
-        from django.utils.dateparse import parse_datetime
         from django.utils.functional import SimpleLazyObject
 
         from ..conf import mcp_settings
@@ -231,23 +234,16 @@ class DOTBackend(OAuthBackend):
         raw = bearer_token(request)
         checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
         connection = connections[router.db_for_read(self.model)]
-        with connection.cursor() as cursor:
-            cursor.execute(self._lookup_sql(connection), [checksum])
-            row = cursor.fetchone()
+        row = _fetch_one(connection, self._lookup_sql(connection), checksum)
         if row is None:
             raise unauthorized("invalid_token", NOT_VALID)
-        expires = row[0]
-        if isinstance(expires, str):  # SQLite without its converters
-            expires = parse_datetime(expires)
-        if expires is None or timezone.is_naive(expires):  # stored in UTC when USE_TZ
-            expires = timezone.make_aware(expires or datetime.min, UTC)
+        expires = _aware(row[0])
         if expires <= timezone.now():
             raise unauthorized("invalid_token", "The access token expired")
         granted = set((row[1] or "").split())
         if self.registration_scope in granted:
             raise unauthorized("invalid_token", "A client registration token is not an access token")
-        resource = json.loads(row[2]) if isinstance(row[2], str | bytes) else row[2]
-        audiences = [canonical_resource(r) for r in (resource or []) if isinstance(r, str)]
+        audiences = _audiences(row[2])
         if not audiences:
             raise unauthorized("invalid_token", "The access token is not bound to this resource (RFC 8707)")
         if resource_url() not in audiences:
@@ -262,6 +258,60 @@ class DOTBackend(OAuthBackend):
         users = get_user_model()._default_manager
         user = SimpleLazyObject(lambda: users.get(pk=user_id))
         return token_principal(f"user:{user_id}", client_id, granted, user, user_id)
+
+
+def _fetch_one(connection: Any, sql: str, param: str) -> Any:
+    """One row of a plain SELECT; on the driver's cursor (inside Django's error wrapper) when
+    nobody records queries and outside transactions, as ``CatalogVersion.current`` does."""
+    if connection.queries_logged or connection.execute_wrappers or connection.in_atomic_block:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [param])
+            return cursor.fetchone()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        cursor = connection.connection.cursor()
+        try:
+            cursor.execute(sql.replace("%s", "?") if connection.vendor == "sqlite" else sql, [param])
+            return cursor.fetchone()
+        finally:
+            cursor.close()
+
+
+def _aware(value: Any) -> datetime:
+    """A token's expiry as an aware datetime (SQLite gives it as text, in UTC when USE_TZ)."""
+    found: datetime | None = _parse_stored(value) if isinstance(value, str) else value
+    if found is None:
+        return datetime.min.replace(tzinfo=UTC)
+    if found.tzinfo is None:
+        return found.replace(tzinfo=UTC)
+    return found
+
+
+@lru_cache(maxsize=1024)
+def _parse_stored(text: str) -> datetime | None:
+    from django.utils.dateparse import parse_datetime
+
+    return parse_datetime(text)
+
+
+@lru_cache(maxsize=1024)
+def _audiences_of(stored: str | bytes) -> tuple[str, ...]:
+    try:
+        resource = json.loads(stored)
+    except ValueError:
+        return ()
+    return (
+        tuple(canonical_resource(r) for r in resource or () if isinstance(r, str)) if isinstance(resource, list) else ()
+    )
+
+
+def _audiences(stored: Any) -> tuple[str, ...]:
+    """The canonical resources a token was issued for (DOT stores a JSON list)."""
+    if isinstance(stored, str | bytes):
+        return _audiences_of(stored)
+    if isinstance(stored, list):
+        return tuple(canonical_resource(r) for r in stored if isinstance(r, str))
+    return ()
 
 
 # --------------------------------------------------------------------------- JWT

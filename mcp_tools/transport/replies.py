@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 
 import orjson
 from django.core.exceptions import DisallowedHost
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest
 
 from .. import services
@@ -63,7 +65,7 @@ _NULL_IDS: ContextVar[bool] = ContextVar("mcp_tools_null_ids", default=True)
 
 def read_id_rule(request: HttpRequest) -> None:
     """Fix, for this request, how an unreadable id is written (``versions.unreadable_id_is_null``)."""
-    _NULL_IDS.set(v.unreadable_id_is_null(request.headers.get("mcp-protocol-version")))
+    _NULL_IDS.set(v.unreadable_id_is_null(request_headers(request).get("mcp-protocol-version")))
 
 
 def error_body(exc: McpError, request_id: Any = None) -> bytes:
@@ -81,14 +83,44 @@ def plain_error(status: int, code: int, message: str) -> Reply:
 
 def check_host_and_origin(request: HttpRequest) -> Reply | None:
     """H-2: DNS-rebinding defence. A bad Host or a foreign Origin gets 403."""
-    try:
-        host = request.get_host()
-    except DisallowedHost:
+    host = _checked_host(request)
+    if host is None:
         return plain_error(403, e.INVALID_REQUEST, "Forbidden: Host not allowed")
-    origin = request.headers.get("origin")
+    origin = request_headers(request).get("origin")
     if origin is None or _origin_allowed(origin, host, request.scheme or "http"):
         return None
     return plain_error(403, e.INVALID_REQUEST, "Forbidden: Origin not allowed")
+
+
+# Django's get_host() validates against ALLOWED_HOSTS on every call; its answer depends only on
+# these META keys and on settings, so it is kept per key (bounded: a client picks the Host).
+_HOST_KEYS = ("HTTP_HOST", "HTTP_X_FORWARDED_HOST", "SERVER_NAME", "SERVER_PORT")
+_hosts: dict[tuple[Any, ...], str | None] = {}
+_MAX_HOSTS = 256
+
+
+def _checked_host(request: HttpRequest) -> str | None:
+    """``request.get_host()``, or None for a host ALLOWED_HOSTS refuses."""
+    meta = request.META
+    key = tuple(meta.get(name) for name in _HOST_KEYS)
+    try:
+        return _hosts[key]
+    except KeyError:
+        pass
+    try:
+        host: str | None = request.get_host()
+    except DisallowedHost:
+        host = None
+    if len(_hosts) >= _MAX_HOSTS:
+        _hosts.clear()
+    _hosts[key] = host
+    return host
+
+
+@receiver(setting_changed)
+def _forget_hosts(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("ALLOWED_HOSTS", "DEBUG", "USE_X_FORWARDED_HOST", "USE_X_FORWARDED_PORT"):
+        _hosts.clear()
 
 
 def _origin_allowed(origin: str, host: str, scheme: str) -> bool:
@@ -100,7 +132,7 @@ def _origin_allowed(origin: str, host: str, scheme: str) -> bool:
 
 
 def accepts(request: HttpRequest, media_type: str) -> bool:
-    accept = request.headers.get("accept")
+    accept = request_headers(request).get("accept")
     if not accept:
         return True
     kinds = {item.split(";", 1)[0].strip().lower() for item in accept.split(",")}
@@ -109,14 +141,14 @@ def accepts(request: HttpRequest, media_type: str) -> bool:
 
 
 def cors_headers(request: HttpRequest) -> dict[str, str]:
-    origin = request.headers.get("origin")
+    origin = request_headers(request).get("origin")
     if not origin:
         return {}
     return {"Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": EXPOSED_HEADERS, "Vary": "Origin"}
 
 
 def preflight(request: HttpRequest) -> Reply:
-    asked = request.headers.get("access-control-request-headers", "")
+    asked = request_headers(request).get("access-control-request-headers", "")
     names = [h.strip().lower() for h in asked.split(",") if h.strip()]
     allowed = [h for h in names if h in BASE_ALLOWED_HEADERS or h.startswith("mcp-param-")]
     return Reply(
@@ -130,7 +162,19 @@ def preflight(request: HttpRequest) -> Reply:
 
 
 def request_headers(request: HttpRequest) -> dict[str, str]:
-    return {key.lower(): value for key, value in request.headers.items()}
+    """The request's headers by lower-case name, as ``request.headers`` has them, read from
+    META in one pass and kept on the request (Django's ``HttpHeaders`` costs several times
+    more, and the endpoint reads headers on every request). Do not modify the dict."""
+    found: dict[str, str] | None = getattr(request, "_mcp_headers", None)
+    if found is None:
+        found = {}
+        for key, value in request.META.items():
+            if key.startswith("HTTP_"):
+                found[key[5:].replace("_", "-").lower()] = value
+            elif key == "CONTENT_TYPE" or key == "CONTENT_LENGTH":
+                found[key.replace("_", "-").lower()] = value
+        request._mcp_headers = found  # type: ignore[attr-defined]
+    return found
 
 
 def authenticate(request: HttpRequest) -> Principal:

@@ -123,14 +123,14 @@ endpoint.login_required = False  # type: ignore[attr-defined]  # Django 5.1+ Log
 
 def _read_post(request: HttpRequest) -> tuple[Reply | None, Any]:
     """A POST's media types, size and JSON checked: (a refusal, None) or (None, the JSON)."""
-    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    content_type = request_headers(request).get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type != "application/json":
         return plain_error(415, e.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json"), None
     if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
         return plain_error(406, e.INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream"), None
     limit = mcp_settings.MAX_BODY_BYTES
     try:
-        declared = int(request.headers.get("content-length") or 0)
+        declared = int(request_headers(request).get("content-length") or 0)
     except ValueError:
         declared = 0
     if declared > limit:
