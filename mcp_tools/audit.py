@@ -166,7 +166,23 @@ _buffer = _Buffer()
 os.register_at_fork(after_in_child=_buffer.forked)
 atexit.register(flush)
 
-_statements: dict[str, tuple[str, list[Field[Any, Any]]]] = {}
+_statements: dict[str, tuple[str, list[Field[Any, Any]], list[Any]]] = {}
+# Fields whose database value is the Python value record() puts in a row (str, int, float or
+# None): no per-row get_db_prep_save for them. The others (dates, JSON, the user's key) go
+# through their field as usual.
+_AS_IS = frozenset(
+    {
+        "CharField",
+        "TextField",
+        "IntegerField",
+        "BigIntegerField",
+        "SmallIntegerField",
+        "PositiveIntegerField",
+        "PositiveBigIntegerField",
+        "PositiveSmallIntegerField",
+        "FloatField",
+    }
+)
 
 
 def _insert(rows: list[dict[str, Any]]) -> None:
@@ -182,8 +198,10 @@ def _insert(rows: list[dict[str, Any]]) -> None:
         quote = connection.ops.quote_name
         columns = ", ".join(quote(f.column) for f in fields)
         table = quote(AuditEvent._meta.db_table)
-        statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ", fields)  # noqa: S608
-    head, fields = statement
+        prepare = [None if f.get_internal_type() in _AS_IS else f.get_db_prep_save for f in fields]
+        statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ", fields, prepare)  # noqa: S608
+    head, fields, prepare = statement
+    names = [f.name for f in fields]
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     size = max(1, connection.ops.bulk_batch_size(fields, rows))
     # One statement commits by itself; more are one transaction (one commit, one disk sync).
@@ -191,7 +209,11 @@ def _insert(rows: list[dict[str, Any]]) -> None:
     with atomic, connection.cursor() as cursor:
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
-            params = [f.get_db_prep_save(values[f.name], connection) for values in chunk for f in fields]
+            params = [
+                values[name] if convert is None else convert(values[name], connection)
+                for values in chunk
+                for name, convert in zip(names, prepare, strict=True)
+            ]
             cursor.execute(head + ", ".join([one] * len(chunk)), params)
 
 

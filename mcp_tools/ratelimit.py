@@ -57,24 +57,25 @@ def hit(scope: str, rate: Rate) -> float | None:
 def _hit(scope: str, rate: Rate) -> float | None:
     digest = _digest(scope)
     count_key = f"mcp_tools:rl:{digest}:{rate.seconds}:n"
-    redis = _redis_client(count_key)
-    if redis is not None:
-        return _hit_redis(redis, cache.make_and_validate_key(count_key), rate)
+    backend: Any = caches[DEFAULT_CACHE_ALIAS]  # looked up once (each use of the proxy looks again)
+    if isinstance(backend, RedisCache):
+        client = backend._cache.get_client(count_key, write=True)  # type: ignore[attr-defined]  # Django's client holder
+        return _hit_redis(client, backend.make_and_validate_key(count_key), rate)
     start_key = f"mcp_tools:rl:{digest}:{rate.seconds}:t"
     now = time.time()
     for _ in range(3):
         # One cache operation per call once a window is open: the incr counts; the first call
         # of a window finds no counter and opens it.
         try:
-            count = cache.incr(count_key)
+            count = backend.incr(count_key)
         except ValueError:
-            if not cache.add(count_key, 1, timeout=rate.seconds):
+            if not backend.add(count_key, 1, timeout=rate.seconds):
                 continue  # another process opened the window first: count into it
-            cache.set(start_key, now, timeout=rate.seconds)
+            backend.set(start_key, now, timeout=rate.seconds)
             count = 1
         if count <= rate.count:
             return None
-        started = cache.get(start_key)
+        started = backend.get(start_key)
         started = float(started) if isinstance(started, int | float) else now
         return max(1.0, round(started + rate.seconds - now, 1))
     return None
@@ -85,19 +86,10 @@ def _digest(scope: str) -> str:
     return hashlib.sha256(scope.encode()).hexdigest()[:32]
 
 
-def _redis_client(key: str) -> Any:
-    """The redis-py client behind Django's Redis cache, else None (other backends).
-
-    Django's ``incr`` on Redis is two round trips (EXISTS, INCRBY) and opening a window two more;
-    on the client itself a call is one round trip, a pipeline of ``SET NX EX`` and ``INCR``.
-    """
-    backend: Any = caches[DEFAULT_CACHE_ALIAS]
-    if not isinstance(backend, RedisCache):
-        return None
-    return backend._cache.get_client(key, write=True)  # type: ignore[attr-defined]  # Django's client holder
-
-
 def _hit_redis(client: Any, key: str, rate: Rate) -> float | None:
+    """On the redis-py client behind Django's Redis cache: Django's ``incr`` is two round trips
+    (EXISTS, INCRBY) and opening a window two more; here a call is one round trip, a pipeline of
+    ``SET NX EX`` and ``INCR``, and the window's end is the key's TTL."""
     pipe = client.pipeline(transaction=False)
     pipe.set(key, 0, ex=rate.seconds, nx=True)
     pipe.incr(key)
