@@ -185,6 +185,23 @@ _AS_IS = frozenset(
 )
 
 
+def _preparer(field: Field[Any, Any], connection: Any) -> Any:
+    """How a column's value reaches the driver: None (as it is), or a function of (value,
+    connection). Dates and JSON go straight to the backend's adapters (what their fields end
+    with, minus the layers before); an integer user key as it is; anything else through its field."""
+    kind = field.get_internal_type()
+    if kind in _AS_IS:
+        return None
+    if kind == "ForeignKey" and field.target_field.get_internal_type() in _AS_IS | {"AutoField", "BigAutoField"}:  # type: ignore[attr-defined]
+        return None
+    if kind == "DateTimeField":
+        return lambda value, conn: conn.ops.adapt_datetimefield_value(value)
+    if kind == "JSONField":
+        encoder = field.encoder  # type: ignore[attr-defined]
+        return lambda value, conn: conn.ops.adapt_json_value(value, encoder)
+    return field.get_db_prep_save
+
+
 def _insert(rows: list[dict[str, Any]]) -> None:
     """One INSERT of ``rows`` (several statements, in one transaction, past the backend's
     parameter limit)."""
@@ -198,7 +215,7 @@ def _insert(rows: list[dict[str, Any]]) -> None:
         quote = connection.ops.quote_name
         columns = ", ".join(quote(f.column) for f in fields)
         table = quote(AuditEvent._meta.db_table)
-        prepare = [None if f.get_internal_type() in _AS_IS else f.get_db_prep_save for f in fields]
+        prepare = [_preparer(f, connection) for f in fields]
         statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ", fields, prepare)  # noqa: S608
     head, fields, prepare = statement
     names = [f.name for f in fields]
