@@ -47,6 +47,7 @@ lint: install
 bench: install
 	$(PY) bench/run.py
 	$(PY) bench/peers.py --quick  # 3 s runs here (about 3 min); `make bench-peers` is the full one
+	$(PY) bench/profile_call.py  # where a tools/call's time goes, beside django-mcpz (in process)
 	$(PY) bench/catalog.py
 	$(PY) bench/tasks.py
 	$(PY) bench/listeners.py
