@@ -46,6 +46,23 @@ HEADERS = {
 }
 
 
+def post_environ(body: bytes, headers: dict[str, str]) -> dict[str, Any]:
+    """The WSGI environ of a POST to /mcp on 127.0.0.1 (without ``wsgi.input``)."""
+    return {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/mcp",
+        "SCRIPT_NAME": "",
+        "QUERY_STRING": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "wsgi.url_scheme": "http",
+        "CONTENT_TYPE": headers["content-type"],
+        "CONTENT_LENGTH": str(len(body)),
+        **{"HTTP_" + k.upper().replace("-", "_"): v for k, v in headers.items() if k != "content-type"},
+    }
+
+
 def wsgi(n: int, bare: bool = False) -> None:
     application: Any
     if bare:  # DJANGO_SETTINGS_MODULE=bench.bare_wsgi_settings: the bare view, the limit
@@ -60,19 +77,7 @@ def wsgi(n: int, bare: bool = False) -> None:
     def start_response(status: str, headers: list[tuple[str, str]]) -> None:
         assert status.startswith("200"), status
 
-    base = {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": "/mcp",
-        "SCRIPT_NAME": "",
-        "QUERY_STRING": "",
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "8000",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "wsgi.url_scheme": "http",
-        "CONTENT_TYPE": HEADERS["content-type"],
-        "CONTENT_LENGTH": str(len(BODY)),
-        **{"HTTP_" + k.upper().replace("-", "_"): v for k, v in HEADERS.items() if k != "content-type"},
-    }
+    base = post_environ(BODY, HEADERS)
     for _ in range(n):
         environ = dict(base, **{"wsgi.input": io.BytesIO(BODY)})
         out = b"".join(application(environ, start_response))

@@ -120,25 +120,15 @@ def _mcpz_runner() -> Any:
     from django.core.management import call_command
     from django.core.wsgi import get_wsgi_application
 
+    sys.path.append(str(ROOT))  # after the peer's modules: for bench.callgrind_call only
+    from bench.callgrind_call import post_environ
+
     call_command("migrate", verbosity=0)
     app: Any = get_wsgi_application()
     call = {"name": "echo", "arguments": {"text": "hello"}}
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}).encode()
-    base = {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": "/mcp",
-        "SCRIPT_NAME": "",
-        "QUERY_STRING": "",
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "8000",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "wsgi.url_scheme": "http",
-        "CONTENT_TYPE": "application/json",
-        "CONTENT_LENGTH": str(len(body)),
-        "HTTP_ACCEPT": "application/json, text/event-stream",
-        "HTTP_MCP_PROTOCOL_VERSION": "2025-11-25",
-        "HTTP_HOST": "127.0.0.1",
-    }
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    base = post_environ(body, {**headers, "mcp-protocol-version": "2025-11-25", "host": "127.0.0.1"})
 
     def start_response(status: str, headers: list[tuple[str, str]]) -> None:
         assert status.startswith("200"), status

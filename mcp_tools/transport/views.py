@@ -78,6 +78,11 @@ async def respond(request: HttpRequest) -> Reply:
         reply = await _delete(request)
     else:
         reply = Reply(405, headers={"Allow": ALLOW})
+    return _with_headers(reply, request)
+
+
+def _with_headers(reply: Reply, request: HttpRequest) -> Reply:
+    """The answer's media type, stream and CORS headers, on a dict of its own."""
     headers = reply.headers = dict(reply.headers)  # never a shared dict
     if reply.stream is not None:
         headers["Content-Type"] = "text/event-stream"
@@ -189,15 +194,7 @@ def respond_sync(request: HttpRequest) -> Reply | None:
                     if _needs_loop(message):
                         return None
                     reply = _serve_sync(request, message, None, CancelFlag(None))
-    headers = reply.headers = dict(reply.headers)
-    if reply.stream is not None:
-        headers["Content-Type"] = "text/event-stream"
-        headers["Cache-Control"] = "no-cache, no-transform"
-        headers["X-Accel-Buffering"] = "no"  # H-D9
-    elif reply.body:
-        headers["Content-Type"] = "application/json"
-    headers.update(cors_headers(request))
-    return reply
+    return _with_headers(reply, request)
 
 
 def _needs_loop(message: Message) -> bool:
