@@ -120,17 +120,17 @@ def set_log_level(session: McpSession, level: str) -> None:
     McpSession.objects.filter(pk=session.pk).update(log_level=level)
 
 
-def open_get_stream(session: McpSession, fingerprint: str, token: str, heard: str | None = None) -> bool:
+def open_get_stream(session: McpSession, fingerprint: str, token: str, heard: str | None = None) -> str:
     """Make ``token`` the session's GET stream (H-9: the newest stream gets notifications).
 
-    Returns whether the client missed a change (so the stream sends list_changed at once):
-    ``heard`` is the tool list the client says it last heard of (from the Last-Event-ID of the
-    stream it resumes); without it, the list as of the session's previous stream opening.
+    Returns the tool list the client knows of: ``fingerprint`` (the current one) unless it
+    missed a change, so the stream sends list_changed at once when they differ. ``heard`` is
+    the list the client says it last heard of (from the Last-Event-ID of the stream it
+    resumes); without it, the list as of the session's previous stream opening.
     """
     known = session.tools_fingerprint if heard is None else heard
-    missed = bool(known) and known != fingerprint
     McpSession.objects.filter(pk=session.pk).update(tools_fingerprint=fingerprint, get_stream=token)
-    return missed
+    return known or fingerprint
 
 
 def owns_get_stream(session_id: str, token: str) -> bool:

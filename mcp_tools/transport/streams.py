@@ -155,9 +155,8 @@ async def serve_get(request: HttpRequest) -> Reply:
         # A change the client missed while it had no stream open is sent at once: what it heard
         # is in the Last-Event-ID of the stream it resumes, else what the session row knows.
         heard = heard_in_event_id(headers.get("last-event-id"), session.pk)
-        known = heard or session.tools_fingerprint
-        missed = services.open_get_stream(session, fingerprint, token, heard)
-        return session, Listener(principal, fingerprint, version), known if missed else fingerprint
+        known = services.open_get_stream(session, fingerprint, token, heard)
+        return session, Listener(principal, fingerprint, version), known
 
     found = await run_sync(prepare)
     if isinstance(found, Reply):
