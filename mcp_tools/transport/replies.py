@@ -94,7 +94,7 @@ def check_host_and_origin(request: HttpRequest) -> Reply | None:
 
 # Django's get_host() validates against ALLOWED_HOSTS on every call; its answer depends only on
 # these META keys and on settings, so it is kept per key (bounded: a client picks the Host).
-_HOST_KEYS = ("HTTP_HOST", "HTTP_X_FORWARDED_HOST", "SERVER_NAME", "SERVER_PORT")
+_HOST_KEYS = ("HTTP_HOST", "HTTP_X_FORWARDED_HOST", "HTTP_X_FORWARDED_PORT", "SERVER_NAME", "SERVER_PORT")
 _hosts: dict[tuple[Any, ...], str | None] = {}
 _MAX_HOSTS = 256
 

@@ -178,6 +178,23 @@ def test_disallowed_host_is_403(client: Any, db: None) -> None:
     assert response.status_code in (400, 403)
 
 
+def test_the_host_check_follows_allowed_hosts(rf: Any, settings: Any) -> None:
+    """H-2: the endpoint remembers Django's answer per Host, and forgets it when ALLOWED_HOSTS
+    changes (a host removed is refused from the next request on)."""
+    from mcp_tools.transport.replies import check_host_and_origin
+
+    settings.ALLOWED_HOSTS = ["api.example.com"]
+    assert check_host_and_origin(rf.post("/mcp", HTTP_HOST="api.example.com")) is None
+    assert check_host_and_origin(rf.post("/mcp", HTTP_HOST="api.example.com")) is None  # remembered
+    refused = check_host_and_origin(rf.post("/mcp", HTTP_HOST="evil.example.com"))
+    assert refused is not None
+    assert refused.status == 403
+    settings.ALLOWED_HOSTS = ["testserver"]
+    refused = check_host_and_origin(rf.post("/mcp", HTTP_HOST="api.example.com"))
+    assert refused is not None
+    assert refused.status == 403
+
+
 def test_cors_preflight(client: Any, db: None) -> None:
     response = client.options(
         "/mcp",
