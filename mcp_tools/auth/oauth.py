@@ -230,11 +230,12 @@ class DOTBackend(OAuthBackend):
         from django.utils.functional import SimpleLazyObject
 
         from ..conf import mcp_settings
+        from ..models.raw import fetch_one
 
         raw = bearer_token(request)
         checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
         connection = connections[router.db_for_read(self.model)]
-        row = _fetch_one(connection, self._lookup_sql(connection), checksum)
+        row = fetch_one(connection, self._lookup_sql(connection), [checksum])
         if row is None:
             raise unauthorized("invalid_token", NOT_VALID)
         expires = _aware(row[0])
@@ -258,23 +259,6 @@ class DOTBackend(OAuthBackend):
         users = get_user_model()._default_manager
         user = SimpleLazyObject(lambda: users.get(pk=user_id))
         return token_principal(f"user:{user_id}", client_id, granted, user, user_id)
-
-
-def _fetch_one(connection: Any, sql: str, param: str) -> Any:
-    """One row of a plain SELECT; on the driver's cursor (inside Django's error wrapper) when
-    nobody records queries and outside transactions, as ``CatalogVersion.current`` does."""
-    if connection.queries_logged or connection.execute_wrappers or connection.in_atomic_block:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [param])
-            return cursor.fetchone()
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        cursor = connection.connection.cursor()
-        try:
-            cursor.execute(sql.replace("%s", "?") if connection.vendor == "sqlite" else sql, [param])
-            return cursor.fetchone()
-        finally:
-            cursor.close()
 
 
 def _aware(value: Any) -> datetime:

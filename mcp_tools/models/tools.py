@@ -21,6 +21,7 @@ from ..registry import registry
 from ..schemas import input_schema_problems, output_schema_problems
 from ..signals import catalog_changed
 from .querysets import ToolQuerySet
+from .raw import fetch_one
 from .revisions import RevisionAction, revision
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -277,28 +278,11 @@ class CatalogVersion(models.Model):
 
     @classmethod
     def current(cls) -> int:
-        """The current number; read on every request, so one plain SELECT without the ORM.
-
-        Outside transactions and when nobody records queries (DEBUG, test query counts,
-        execute wrappers) it runs on the driver's own cursor, inside Django's error wrapper (a
-        broken connection is still marked unusable): a fifth of the CPU of Django's cursor.
-        """
+        """The current number; read on every request, so one plain SELECT on the driver's
+        cursor when it can (``raw.fetch_one``)."""
         connection = connections[router.db_for_read(cls)]
         table = connection.ops.quote_name(cls._meta.db_table)
-        sql = f"SELECT version FROM {table} WHERE id = 1"  # noqa: S608 - no user input
-        if connection.queries_logged or connection.execute_wrappers or connection.in_atomic_block:
-            with connection.cursor() as cursor:
-                cursor.execute(sql)
-                row = cursor.fetchone()
-        else:
-            connection.ensure_connection()
-            with connection.wrap_database_errors:
-                cursor = connection.connection.cursor()
-                try:
-                    cursor.execute(sql)
-                    row = cursor.fetchone()
-                finally:
-                    cursor.close()
+        row = fetch_one(connection, f"SELECT version FROM {table} WHERE id = 1")  # noqa: S608 - no user input
         return int(row[0]) if row else 0
 
     @classmethod

@@ -416,6 +416,42 @@ def test_token_call_never_loads_the_user(client: Any, oauth: None, alice: User) 
     assert AuditEvent.objects.filter(tool_name="echo", user=alice).count() == 2
 
 
+def test_token_lookup_as_under_a_server_runs_on_the_driver_cursor(
+    transactional_db: None, settings: Any, rf: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a server nothing records queries and no transaction is open: the token query runs
+    on the driver's own cursor with this database's placeholders (the PostgreSQL pass of
+    ``make test`` runs it there too). A valid, an expired and an unknown token."""
+    from django.db import connections
+
+    from mcp_tools.auth import AuthFailure, get_auth_backend
+    from mcp_tools.models import CatalogVersion
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
+    bob = User.objects.create_user("bob", password="pw-bob")
+    good = make_token(bob, "notes:write notes:read")
+    old = make_token(bob, "notes:write", expires=timezone.now() - timedelta(minutes=1))
+    CatalogVersion.objects.update_or_create(pk=1, defaults={"version": 7})
+    connection = connections["default"]
+    assert not connection.in_atomic_block
+
+    def no_django_cursor() -> None:
+        raise AssertionError("Django's cursor was used")
+
+    backend = get_auth_backend()
+    with monkeypatch.context() as patched:
+        patched.setattr(connection, "cursor", no_django_cursor)
+        principal = backend.authenticate(rf.post("/mcp", HTTP_AUTHORIZATION=f"Bearer {good}"))
+        assert CatalogVersion.current() == 7  # the other hot-path read, the same way
+    assert principal.user_id == bob.pk
+    assert principal.granted == {"notes:write", "notes:read"}
+    for raw, says in ((old, "expired"), ("not-a-token", "not valid")):  # (the challenge reads scopes)
+        with pytest.raises(AuthFailure) as failure:
+            backend.authenticate(rf.post("/mcp", HTTP_AUTHORIZATION=f"Bearer {raw}"))
+        assert failure.value.status == 401
+        assert says in failure.value.description
+
+
 def test_granted_scopes_not_yet_expanded_show_nothing(oauth: None) -> None:
     """A principal whose granted scopes were not expanded (Catalog.scoped) sees no tool, not all."""
     from mcp_tools.auth import get_auth_backend
