@@ -166,7 +166,9 @@ _buffer = _Buffer()
 os.register_at_fork(after_in_child=_buffer.forked)
 atexit.register(flush)
 
-_statements: dict[str, tuple[str, list[Field[Any, Any]], list[Any]]] = {}
+# Per database alias: the INSERT's head, its fields, and per field its name and how its value
+# is prepared (see _preparer).
+_statements: dict[str, tuple[str, list[Field[Any, Any]], list[tuple[str, Any]]]] = {}
 # Fields whose database value is the Python value record() puts in a row (str, int, float or
 # None): no per-row get_db_prep_save for them. The others (dates, JSON, the user's key) go
 # through their field as usual.
@@ -215,10 +217,9 @@ def _insert(rows: list[dict[str, Any]]) -> None:
         quote = connection.ops.quote_name
         columns = ", ".join(quote(f.column) for f in fields)
         table = quote(AuditEvent._meta.db_table)
-        prepare = [_preparer(f, connection) for f in fields]
-        statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ", fields, prepare)  # noqa: S608
-    head, fields, prepare = statement
-    names = [f.name for f in fields]
+        columns_in = [(f.name, _preparer(f, connection)) for f in fields]
+        statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ", fields, columns_in)  # noqa: S608
+    head, fields, columns_in = statement
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     size = max(1, connection.ops.bulk_batch_size(fields, rows))
     # One statement commits by itself; more are one transaction (one commit, one disk sync).
@@ -229,7 +230,7 @@ def _insert(rows: list[dict[str, Any]]) -> None:
             params = [
                 values[name] if convert is None else convert(values[name], connection)
                 for values in chunk
-                for name, convert in zip(names, prepare, strict=True)
+                for name, convert in columns_in
             ]
             cursor.execute(head + ", ".join([one] * len(chunk)), params)
 

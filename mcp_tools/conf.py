@@ -294,7 +294,6 @@ class McpSettings:
     TASK_PURGE_BATCH: int
 
     def __init__(self) -> None:
-        self._cache: dict[str, Any] = {}
         self._user: dict[str, Any] | None = None
 
     @property
@@ -313,10 +312,10 @@ class McpSettings:
         return self._user
 
     def __getattr__(self, name: str) -> Any:
+        """A setting's first read (checked, imported); it is then kept as a plain attribute of
+        the instance, so Python never calls this again for it until ``reload()``."""
         if name.startswith("_") or name not in SETTINGS:
             raise AttributeError(f"Invalid MCP_TOOLS setting: {name!r}")
-        if name in self._cache:
-            return self._cache[name]
         spec = SETTINGS[name]
         value = self.user_settings.get(name, spec.default)
         problem = spec.check(value)
@@ -327,8 +326,7 @@ class McpSettings:
                 value = import_string(value)
             except ImportError as exc:
                 raise ImproperlyConfigured(f"MCP_TOOLS[{name!r}]: cannot import {value!r}: {exc}") from exc
-        self._cache[name] = value
-        self.__dict__[name] = value  # later reads are plain attribute reads (reload() drops them)
+        self.__dict__[name] = value
         return value
 
     def problems(self) -> list[str]:
@@ -346,9 +344,8 @@ class McpSettings:
         return found
 
     def reload(self) -> None:
-        for name in self._cache:
+        for name in SETTINGS:
             self.__dict__.pop(name, None)
-        self._cache.clear()
         self._user = None
 
 
