@@ -29,28 +29,11 @@ BENCH = ROOT / "bench"
 HOST = "127.0.0.1"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 sys.path.insert(0, str(ROOT))
+from bench.callgrind_call import CALL as BODY  # noqa: E402
+from bench.callgrind_call import HEADERS as _HEADERS  # noqa: E402
 from tests.servers import free_port, stop_process  # noqa: E402
 
-BODY = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/call",
-    "params": {
-        "name": "echo",
-        "arguments": {"text": "hello"},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-    },
-}
-HEADERS = [
-    ("Content-Type", "application/json"),
-    ("Accept", "application/json, text/event-stream"),
-    ("MCP-Protocol-Version", "2026-07-28"),
-    ("Mcp-Method", "tools/call"),
-    ("Mcp-Name", "echo"),
-]
+HEADERS = [(name, value) for name, value in _HEADERS.items() if name != "host"]  # wrk and urllib set Host
 
 
 def tree_cpu(pid: int) -> float:

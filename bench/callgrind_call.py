@@ -21,21 +21,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-BODY = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            "name": "echo",
-            "arguments": {"text": "hello"},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
+# The request every tools/call bench sends (bench/callcost.py too): a 2026-07-28 call of echo.
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {
+        "name": "echo",
+        "arguments": {"text": "hello"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
         },
-    }
-).encode()
+    },
+}
+BODY = json.dumps(CALL).encode()
 HEADERS = {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
