@@ -106,12 +106,13 @@ def _node(schema: Any, *, root: bool = False) -> Check:
             checks.append(lambda x: any(t(x) for t in tests))
         else:
             raise _Unsupported
-    if "enum" in schema or "const" in schema:
-        allowed = schema["enum"] if "enum" in schema else [schema["const"]]
+    for key in ("enum", "const"):  # each holds on its own when both are there
+        if key not in schema:
+            continue
+        allowed = schema["enum"] if key == "enum" else [schema["const"]]
         if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
             raise _Unsupported  # jsonschema's equality of numbers and booleans is not Python's
-        choices = frozenset(allowed)
-        checks.append(lambda x: isinstance(x, str) and x in choices)
+        checks.append(_one_of(frozenset(allowed)))
     checks.extend(_string_checks(schema))
     checks.extend(_number_checks(schema))
     checks.extend(_array_checks(schema))
@@ -124,6 +125,10 @@ def _node(schema: Any, *, root: bool = False) -> Check:
         return checks[0]
     every = tuple(checks)
     return lambda x: all(c(x) for c in every)
+
+
+def _one_of(choices: frozenset[str]) -> Check:
+    return lambda x: isinstance(x, str) and x in choices
 
 
 def _count(schema: dict[str, Any], key: str) -> int | None:

@@ -33,6 +33,7 @@ def _leaf() -> st.SearchStrategy[dict[str, Any]]:
             "minLength": st.integers(0, 3),
             "maxLength": st.integers(0, 5),
             "enum": st.lists(st.text(max_size=3), min_size=1, max_size=3),
+            "const": st.text(max_size=2),
             "description": st.text(max_size=5),
             "format": st.just("email"),
         },
@@ -135,3 +136,11 @@ def test_json_types_as_jsonschema_has_them(type_name: str) -> None:
     for value in EDGE_VALUES:
         assert check(value) == _valid({"type": type_name}, value), value
         assert check(value) == (not any(Draft7Validator({"type": type_name}).iter_errors(value))), value
+
+
+def test_enum_and_const_together_both_hold() -> None:
+    schema = {"type": "string", "enum": ["a", "b"], "const": "a"}
+    check = compile_check(schema)
+    assert check is not None
+    for value in ("a", "b", "c", 1):
+        assert check(value) == _valid(schema, value), value
