@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from .errors import INVALID_REQUEST, McpError, invalid_request, parse_error
+from .versions import META_PROTOCOL_VERSION, MODERN_VERSIONS
 
 RequestId = str | int
 
@@ -48,13 +49,19 @@ MAX_DEPTH = 64
 
 
 class TooDeep(McpError):
-    """A message nested deeper than ``MAX_DEPTH``; ``request_id`` is its id where readable."""
+    """A message nested deeper than ``MAX_DEPTH``; ``request_id`` is its id where readable.
 
-    def __init__(self, request_id: RequestId | None) -> None:
+    ``modern`` says the message is otherwise a well-formed request or notification that names a
+    2026-07-28 revision in ``params._meta`` (V-2): its error follows that revision, whatever the
+    headers say, as it would had it been served.
+    """
+
+    def __init__(self, request_id: RequestId | None, *, modern: bool = False) -> None:
         super().__init__(
             INVALID_REQUEST, f"Invalid Request: JSON nested deeper than {MAX_DEPTH} levels", http_status=400
         )
         self.request_id = request_id
+        self.modern = modern
 
 
 def load_json(body: bytes) -> Any:
@@ -65,8 +72,19 @@ def load_json(body: bytes) -> Any:
     # A body with fewer containers than the limit cannot nest deeper: the walk runs only for
     # bodies with many of them.
     if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _depth_over(decoded, MAX_DEPTH):
-        raise TooDeep(readable_id(decoded))
+        raise TooDeep(readable_id(decoded), modern=_names_modern_revision(decoded))
     return decoded
+
+
+def _names_modern_revision(obj: Any) -> bool:
+    try:
+        message = parse_message(obj)
+    except McpError:
+        return False
+    if isinstance(message, Response):
+        return False
+    meta = message.params.get("_meta")
+    return isinstance(meta, dict) and meta.get(META_PROTOCOL_VERSION) in MODERN_VERSIONS
 
 
 def _depth_over(value: Any, limit: int) -> bool:

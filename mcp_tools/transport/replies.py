@@ -68,13 +68,14 @@ def read_id_rule(request: HttpRequest) -> None:
     _NULL_IDS.set(v.unreadable_id_is_null(request_headers(request).get("mcp-protocol-version")))
 
 
-def error_body(exc: McpError, request_id: Any = None) -> bytes:
-    """An error response; a ``None`` id (unreadable) is ``null`` or absent per the revision."""
-    return encode_error(request_id, exc, null_id=_NULL_IDS.get())
+def error_body(exc: McpError, request_id: Any = None, *, modern: bool = False) -> bytes:
+    """An error response; a ``None`` id (unreadable) is ``null`` or absent per the revision
+    (absent for a message that names a 2026-07-28 revision itself, whatever the headers say)."""
+    return encode_error(request_id, exc, null_id=not modern and _NULL_IDS.get())
 
 
-def error_reply(exc: McpError, request_id: Any = None) -> Reply:
-    return Reply(exc.http_status, error_body(exc, request_id), dict(exc.headers))
+def error_reply(exc: McpError, request_id: Any = None, *, modern: bool = False) -> Reply:
+    return Reply(exc.http_status, error_body(exc, request_id, modern=modern), dict(exc.headers))
 
 
 def plain_error(status: int, code: int, message: str) -> Reply:

@@ -27,6 +27,7 @@ from ..protocol.jsonrpc import (
     Notification,
     Request,
     Response,
+    TooDeep,
     encode_error,
     load_json,
     parse_message,
@@ -148,8 +149,10 @@ def _read_post(request: HttpRequest) -> tuple[Reply | None, Any]:
         return plain_error(413, e.INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes"), None
     try:
         return None, load_json(body)
+    except TooDeep as exc:  # it knows the id, and whether the message named a modern revision
+        return error_reply(exc, exc.request_id, modern=exc.modern), None
     except McpError as exc:
-        return error_reply(exc, getattr(exc, "request_id", None)), None  # TooDeep knows the id
+        return error_reply(exc), None
 
 
 async def _post(request: HttpRequest) -> Reply:

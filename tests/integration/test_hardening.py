@@ -11,7 +11,7 @@ import pytest
 from mcp_tools import cancel
 from mcp_tools.cancel import CancelFlag
 from mcp_tools.models import AuditEvent, Scope, Tool
-from tests.mcp_client import Mcp
+from tests.mcp_client import MODERN, Mcp, check_message
 
 pytestmark = pytest.mark.django_db
 
@@ -192,6 +192,34 @@ def test_json_nested_deeper_than_the_limit_is_refused_with_its_id(mcp: Mcp, wher
             "error": {"code": -32600, "message": f"Invalid Request: JSON nested deeper than {MAX_DEPTH} levels"},
         }
     ]
+
+
+@pytest.mark.parametrize("kind", ["request without id", "notification"])
+def test_too_deep_message_naming_2026_07_28_gets_that_revisions_error(mcp: Mcp, kind: str) -> None:
+    """A message that names 2026-07-28 in ``_meta`` is modern whatever the headers say (V-2),
+    so its too-deep error omits an unreadable id as 2026-07-28 does (L-9), even when sent with
+    a 2025-06-18 session's headers; the 2025-06-18 rule (``"id": null``) once answered it,
+    which the 2026-07-28 schema refuses (found by the fuzzer, seed 3117603478)."""
+    from mcp_tools.protocol.jsonrpc import MAX_DEPTH
+
+    mcp.initialize("2025-06-18")
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    body: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "method": "prompts/get" if kind == "request without id" else "notifications/x",
+        "params": {"_meta": meta, "name": "x", "deep": _nested(MAX_DEPTH)},
+    }
+    if kind == "request without id":
+        body["id"] = None  # unreadable: the message is no longer well formed, the header decides
+    response, messages = mcp.post(body, validate=False)
+    assert response.status_code == 400
+    error = {"code": -32600, "message": f"Invalid Request: JSON nested deeper than {MAX_DEPTH} levels"}
+    if kind == "request without id":
+        assert messages == [{"jsonrpc": "2.0", "id": None, "error": error}]
+        check_message("2025-06-18", messages[0], None)
+    else:
+        assert messages == [{"jsonrpc": "2.0", "error": error}]
+        check_message(MODERN, messages[0], None)
 
 
 def test_json_nested_within_the_limit_is_served(mcp: Mcp) -> None:
