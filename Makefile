@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTHON ?= python3
 
-.PHONY: install browser run test test-sqlite test-postgres lint bench bench-peers soak scale-test clean
+.PHONY: install browser wrk run test test-sqlite test-postgres lint bench bench-peers soak scale-test clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,13 @@ browser:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } || \
 	  echo "could not install chromium and chromium-driver"
 
+# wrk, the load generator of the benchmarks, from Debian when missing (root and apt); without it
+# they fall back to bench/loadgen.py, which costs more CPU per request.
+wrk:
+	@command -v wrk >/dev/null || \
+	  { echo "installing wrk"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; } || \
+	  echo "could not install wrk: the benchmarks use bench/loadgen.py"
+
 test: install browser
 	$(PY) -m pytest
 	MCP_TEST_DB=postgres $(PY) -m pytest tests/integration tests/unit -q
@@ -44,7 +51,7 @@ lint: install
 	$(VENV)/bin/mypy mcp_tools project
 	$(VENV)/bin/lint-imports  # the layers of ARCHITECTURE.md, written as contracts in .importlinter
 
-bench: install
+bench: install wrk
 	$(PY) bench/run.py
 	$(PY) bench/peers.py --quick  # 3 s runs here (about 3 min); `make bench-peers` is the full one
 	$(PY) bench/profile_call.py  # where a tools/call's time goes, beside django-mcpz (in process)
@@ -55,7 +62,7 @@ bench: install
 
 # Ours against django-mcpz, django-mcp-server and the official SDK, each in its own venv under
 # var/bench-peers/ made from bench/peers/*.txt (PyPI), 2 processes each (about 17 min).
-bench-peers: install
+bench-peers: install wrk
 	$(PY) bench/peers.py
 
 soak: install  # 10 minutes of mixed traffic against one server (the suite runs 60 s of it)

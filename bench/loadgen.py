@@ -30,18 +30,21 @@ class Stats:
         self.sent = 0
 
 
-async def read_response(reader: asyncio.StreamReader) -> tuple[int, int]:
-    """Read one response; returns (status, bytes read)."""
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, int, bool]:
+    """Read one response; returns (status, bytes read, whether the server closes the connection)."""
     head = await reader.readuntil(b"\r\n\r\n")
     lines = head.split(b"\r\n")
     status = int(lines[0].split(b" ", 2)[1])
     length = None
     chunked = False
+    closes = False
     for line in lines[1:]:
         name, _, value = line.partition(b":")
         name = name.strip().lower()
         if name == b"content-length":
             length = int(value)
+        elif name == b"connection" and b"close" in value.lower():
+            closes = True  # gunicorn's sync workers answer every request so (no keep-alive)
         elif name == b"transfer-encoding" and b"chunked" in value.lower():
             chunked = True
     size = len(head)
@@ -54,15 +57,16 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[int, int]:
             size += len(size_line) + len(await reader.readexactly(chunk + 2))
             if chunk == 0:
                 break
-    return status, size
+    return status, size, closes
 
 
 async def connection(request: bytes, start: asyncio.Event, deadline_box: list[float], stats: Stats) -> None:
-    try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, PORT), CONNECT_TIMEOUT)
-    except (TimeoutError, OSError):
-        stats.errors["connect"] += 1
+    """One client: requests one after another, on a new connection whenever the server closed
+    the last one (as wrk does; gunicorn's sync workers close after every answer)."""
+    opened = await _open(stats)
+    if opened is None:
         return
+    reader, writer = opened
     try:
         await start.wait()
         deadline = deadline_box[0]
@@ -71,6 +75,11 @@ async def connection(request: bytes, start: asyncio.Event, deadline_box: list[fl
             began = clock()
             if began >= deadline:
                 break
+            if writer.is_closing():
+                opened = await _open(stats)
+                if opened is None:
+                    return
+                reader, writer = opened
             stats.sent += 1
             try:
                 writer.write(request)
@@ -78,7 +87,7 @@ async def connection(request: bytes, start: asyncio.Event, deadline_box: list[fl
                 stats.errors["write"] += 1
                 return
             try:
-                status, size = await asyncio.wait_for(read_response(reader), READ_TIMEOUT)
+                status, size, closes = await asyncio.wait_for(read_response(reader), READ_TIMEOUT)
             except TimeoutError:
                 stats.errors["timeout"] += 1
                 return
@@ -89,8 +98,18 @@ async def connection(request: bytes, start: asyncio.Event, deadline_box: list[fl
             stats.bytes += size
             if not 200 <= status < 400:
                 stats.errors["status"] += 1
+            if closes:
+                writer.close()
     finally:
         writer.close()
+
+
+async def _open(stats: Stats) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    try:
+        return await asyncio.wait_for(asyncio.open_connection(HOST, PORT), CONNECT_TIMEOUT)
+    except (TimeoutError, OSError):
+        stats.errors["connect"] += 1
+        return None
 
 
 def percentile(values: list[float], pct: float) -> float:
