@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -162,19 +163,49 @@ def preflight(request: HttpRequest) -> Reply:
     )
 
 
-def request_headers(request: HttpRequest) -> dict[str, str]:
-    """The request's headers by lower-case name, as ``request.headers`` has them, read from
-    META in one pass and kept on the request (Django's ``HttpHeaders`` costs several times
-    more, and the endpoint reads headers on every request). Do not modify the dict."""
-    found: dict[str, str] | None = getattr(request, "_mcp_headers", None)
-    if found is None:
-        found = {}
-        for key, value in request.META.items():
+class MetaHeaders(Mapping[str, str]):
+    """A request's headers by lower-case name, as ``request.headers`` has them, read from META
+    one name at a time (Django's ``HttpHeaders`` copies every header first; the endpoint reads a
+    handful of them per request)."""
+
+    __slots__ = ("_meta",)
+
+    def __init__(self, meta: Mapping[str, Any]) -> None:
+        self._meta = meta
+
+    def __getitem__(self, name: str) -> str:
+        value: str = self._meta[_meta_key(name)]
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._meta.get(_meta_key(name), default)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and _meta_key(name) in self._meta
+
+    def __iter__(self) -> Iterator[str]:
+        for key in self._meta:
             if key.startswith("HTTP_"):
-                found[key[5:].replace("_", "-").lower()] = value
-            elif key == "CONTENT_TYPE" or key == "CONTENT_LENGTH":
-                found[key.replace("_", "-").lower()] = value
-        request._mcp_headers = found  # type: ignore[attr-defined]
+                yield key[5:].replace("_", "-").lower()
+            elif key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+                yield key.replace("_", "-").lower()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+@lru_cache(maxsize=1024)
+def _meta_key(name: str) -> str:
+    """The META key of header ``name`` (any case); names come from code and tool definitions."""
+    key = name.upper().replace("-", "_")
+    return key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key
+
+
+def request_headers(request: HttpRequest) -> MetaHeaders:
+    """The request's headers (``MetaHeaders``), made once per request and kept on it."""
+    found: MetaHeaders | None = getattr(request, "_mcp_headers", None)
+    if found is None:
+        found = request._mcp_headers = MetaHeaders(request.META)  # type: ignore[attr-defined]
     return found
 
 
@@ -187,7 +218,7 @@ def auth_reply(exc: AuthFailure) -> Reply:
     return Reply(exc.status, body, {"Cache-Control": "no-store", **exc.headers})
 
 
-def legacy_session(headers: dict[str, str], principal: Principal) -> services.Session:
+def legacy_session(headers: Mapping[str, str], principal: Principal) -> services.Session:
     session_id = headers.get("mcp-session-id")
     if not session_id:
         if headers.get("mcp-protocol-version") in v.MODERN_VERSIONS:

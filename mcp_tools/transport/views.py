@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -373,7 +373,7 @@ def _serve_sync(
 def _serve_modern(
     message: Request | Notification,
     principal: Principal,
-    headers: dict[str, str],
+    headers: Mapping[str, str],
     emit: Emit | None,
     cancelled: CancelFlag,
     asgi: bool,
@@ -392,7 +392,7 @@ def _serve_modern(
 def _serve_legacy(
     message: Message,
     principal: Principal,
-    headers: dict[str, str],
+    headers: Mapping[str, str],
     emit: Emit | None,
     cancelled: CancelFlag,
     asgi: bool,
