@@ -393,17 +393,22 @@ def _sensitive(row: dict[str, Any]) -> frozenset[str]:
 
 _current: Catalog | None = None
 _build_lock = threading.Lock()
+_version_model: Any = None
 
 
 def get_catalog() -> Catalog:
     """The catalog of the current version: one query, plus one more when the version moved."""
-    global _current
-    from .models import BINDING_FIELDS, WIRE_FIELDS, CatalogVersion, Scope, Tool
+    global _current, _version_model
+    if _version_model is None:  # bound once: an import statement per request costs a microsecond
+        from .models import CatalogVersion
 
-    version = CatalogVersion.current()
+        _version_model = CatalogVersion
+    version = _version_model.current()
     catalog = _current
     if catalog is not None and catalog.version == version:
         return catalog
+    from .models import BINDING_FIELDS, WIRE_FIELDS, Scope, Tool
+
     with _build_lock:
         catalog = _current
         if catalog is not None and catalog.version == version:

@@ -263,6 +263,10 @@ class Tool(models.Model):
 _batch: ContextVar[list[bool] | None] = ContextVar("mcp_tools_catalog_batch", default=None)
 
 
+# The version SELECT per database alias (built on first use).
+_VERSION_SQL: dict[str, str] = {}
+
+
 class CatalogVersion(models.Model):
     """One row whose number changes with every tool change, in the same transaction."""
 
@@ -281,8 +285,11 @@ class CatalogVersion(models.Model):
         """The current number; read on every request, so one plain SELECT on the driver's
         cursor when it can (``raw.fetch_one``)."""
         connection = connections[router.db_for_read(cls)]
-        table = connection.ops.quote_name(cls._meta.db_table)
-        row = fetch_one(connection, f"SELECT version FROM {table} WHERE id = 1")  # noqa: S608 - no user input
+        sql = _VERSION_SQL.get(connection.alias)
+        if sql is None:
+            table = connection.ops.quote_name(cls._meta.db_table)
+            sql = _VERSION_SQL[connection.alias] = f"SELECT version FROM {table} WHERE id = 1"  # noqa: S608 - no user input
+        row = fetch_one(connection, sql)
         return int(row[0]) if row else 0
 
     @classmethod

@@ -452,6 +452,24 @@ def test_token_lookup_as_under_a_server_runs_on_the_driver_cursor(
         assert says in failure.value.description
 
 
+def test_driver_cursor_errors_become_djangos_and_mark_the_connection(transactional_db: None) -> None:
+    """An error on the driver's cursor (``models.raw.fetch_one``) is raised as Django's, and the
+    connection is marked as having had an error, as Django's cursor does: a broken connection is
+    then replaced at the end of the request instead of serving the next one."""
+    from django.db import DatabaseError, connections
+
+    from mcp_tools.models.raw import fetch_one
+
+    connection = connections["default"]
+    assert not connection.in_atomic_block
+    connection.errors_occurred = False
+    with pytest.raises(DatabaseError):
+        fetch_one(connection, "SELECT version FROM mcp_tools_no_such_table WHERE id = %s", (1,))
+    assert connection.errors_occurred
+    connection.errors_occurred = False
+    assert fetch_one(connection, "SELECT 1") == (1,)
+
+
 def test_granted_scopes_not_yet_expanded_show_nothing(oauth: None) -> None:
     """A principal whose granted scopes were not expanded (Catalog.scoped) sees no tool, not all."""
     from mcp_tools.auth import get_auth_backend
