@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from http import HTTPStatus
 from io import BytesIO
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 from django.core import signals
 from django.core.handlers.wsgi import WSGIRequest, get_script_name
 from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.urls import set_script_prefix
 
 from ..protocol.versions import unreadable_id_is_null
@@ -61,7 +63,7 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         # As Django's handler does (FORCE_SCRIPT_NAME, else SCRIPT_NAME), and as its
         # request_started/request_finished receivers do for connections.
         set_script_prefix(get_script_name(environ))
-        _close_old_connections()
+        _close_old_connections(_in_thread.connections)
         request = WSGIRequest(environ)
         try:
             reply = respond_sync(request)
@@ -71,7 +73,7 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
             null = unreadable_id_is_null(environ.get("HTTP_MCP_PROTOCOL_VERSION"))
             return _send(start_response, 500, [("Content-Type", "application/json")], INTERNAL_ERROR[null])
         finally:
-            _close_old_connections()
+            _in_thread.connections = _close_old_connections(connections.all(initialized_only=True))
         if reply is None:
             # Django's handler reads the body again: give it the bytes this request read.
             body = request.body if request.method == "POST" and hasattr(request, "_body") else b""
@@ -97,7 +99,18 @@ async def _collect(chunks: AsyncIterator[bytes]) -> bytes:
     return b"".join([chunk async for chunk in chunks])
 
 
-def _close_old_connections() -> None:
-    for conn in connections.all(initialized_only=True):
+class _InThread(threading.local):
+    # The thread's connections as the last request left them: the next request checks these
+    # before it starts (the same objects: Django's connections are per thread).
+    connections: Sequence[BaseDatabaseWrapper] = ()
+
+
+_in_thread = _InThread()
+
+
+def _close_old_connections(conns: Sequence[BaseDatabaseWrapper]) -> Sequence[BaseDatabaseWrapper]:
+    """As Django's ``close_old_connections`` receiver, on ``conns``."""
+    for conn in conns:
         if not conn.in_atomic_block:  # only a test's transaction spans requests
             conn.close_if_unusable_or_obsolete()
+    return conns
