@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Mapping
 from datetime import timedelta
+from functools import lru_cache
 from typing import Any
 
 from django.db import connections, router, transaction
@@ -35,7 +36,7 @@ _MAX_STRING = 200
 def summarize_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> dict[str, Any]:
     """Top-level arguments only: scalars (strings truncated), containers by size; values of
     sensitive names (the tool's list, writeOnly properties, AUDIT_REDACT_NAMES) redacted."""
-    redact_names = [n.lower() for n in mcp_settings.AUDIT_REDACT_NAMES]
+    redact_names = _lowered(tuple(mcp_settings.AUDIT_REDACT_NAMES))
     summary: dict[str, Any] = {}
     for name, value in list(arguments.items())[:50]:
         lowered = str(name).lower()
@@ -52,6 +53,11 @@ def summarize_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str])
         else:  # pragma: no cover - JSON has no other types
             summary[name] = type(value).__name__
     return summary
+
+
+@lru_cache(maxsize=8)
+def _lowered(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(n.lower() for n in names)
 
 
 def record(

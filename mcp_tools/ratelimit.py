@@ -60,7 +60,8 @@ def _hit(scope: str, rate: Rate) -> float | None:
     backend: Any = caches[DEFAULT_CACHE_ALIAS]  # looked up once (each use of the proxy looks again)
     if isinstance(backend, RedisCache):
         client = backend._cache.get_client(count_key, write=True)  # type: ignore[attr-defined]  # Django's client holder
-        return _hit_redis(client, backend.make_and_validate_key(count_key), rate)
+        # make_key: the key is ASCII and short (a digest), so the memcached key check is skipped.
+        return _hit_redis(client, backend.make_key(count_key), rate)
     start_key = f"mcp_tools:rl:{digest}:{rate.seconds}:t"
     now = time.time()
     for _ in range(3):
