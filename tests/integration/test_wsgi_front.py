@@ -4,6 +4,7 @@ handed to the site with its body intact. Under a real gunicorn: tests/e2e/test_a
 from __future__ import annotations
 
 import io
+import time
 import json
 from typing import Any
 
@@ -101,3 +102,29 @@ def test_what_needs_a_stream_goes_to_the_site_with_its_body(demo_tools: None) ->
     other["PATH_INFO"] = "/admin/"
     _run(front, other)
     assert [method for method, _ in inner.seen] == ["POST", "GET", "POST"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_past_conn_max_age_is_replaced_before_the_next_request(demo_tools: None) -> None:
+    """As Django's handler does before a request: the front checks the connections its thread's
+    last request left (it remembers them) and replaces one past CONN_MAX_AGE, so the request
+    runs on a fresh connection that stays open after it. Had only the check after the request
+    run, the old connection would have served it and been closed at its end."""
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        pytest.skip("in-memory SQLite ignores close(); the PostgreSQL pass of make test runs this")
+    front = McpWsgiFront(Inner(), "/mcp")
+
+    def call() -> None:
+        environ = _environ("POST", _call("echo", {"text": "x"}), MCP_METHOD="tools/call", MCP_NAME="echo")
+        status, _, body = _run(front, environ)
+        assert status == "200 OK", body
+
+    call()  # the thread's connection is now open and remembered by the front
+    old = connection.connection
+    assert old is not None
+    connection.close_at = time.monotonic() - 1  # past CONN_MAX_AGE while idle between requests
+    call()
+    assert connection.connection is not None  # not closed after the request: it was fresh
+    assert connection.connection is not old
