@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from django.test import RequestFactory
 
 from mcp_tools.transport.replies import MetaHeaders, request_headers
@@ -38,12 +39,8 @@ def test_missing_headers_are_missing() -> None:
     assert headers.get("mcp-session-id", "") == ""
     assert "authorization" not in headers
     assert 42 not in headers
-    try:
+    with pytest.raises(KeyError):
         headers["origin"]
-    except KeyError:
-        pass
-    else:  # pragma: no cover
-        raise AssertionError("a missing header must raise KeyError")
 
 
 def test_content_headers_have_no_http_prefix_in_meta() -> None:
