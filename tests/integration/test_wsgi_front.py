@@ -4,8 +4,8 @@ handed to the site with its body intact. Under a real gunicorn: tests/e2e/test_a
 from __future__ import annotations
 
 import io
-import time
 import json
+import time
 from typing import Any
 
 import pytest
