@@ -47,7 +47,6 @@ from .replies import (
     authenticate,
     check_host_and_origin,
     cors_headers,
-    error_body,
     error_reply,
     legacy_session,
     plain_error,
@@ -454,14 +453,18 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
     except McpError as exc:
         return error_reply(exc)
     rev = v.get_revision(session.protocol_version)
+    # From here the session's revision, not the header (a tolerated other legacy version, L-13),
+    # decides how an unreadable id is written.
+    null_id = rev.error_id_required
     if not rev.batching:
-        return plain_error(400, e.INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not part of {rev.version}")
+        refusal = e.invalid_request(f"Invalid Request: JSON-RPC batches are not part of {rev.version}")
+        return Reply(400, encode_error(None, refusal, null_id=null_id))
     parsed: list[Message | bytes] = []
     for item in items:
         try:
             parsed.append(parse_message(item))
         except McpError as exc:
-            parsed.append(error_body(exc, readable_id(item)))
+            parsed.append(encode_error(readable_id(item), exc, null_id=null_id))
     # A batch is authorized whole before any item runs: a step-up (403) refuses it before it
     # has side effects, never after earlier calls ran and their results would be lost.
     try:

@@ -316,6 +316,25 @@ def test_batches_refused_after_2025_03_26(mcp: Mcp) -> None:
     assert messages[0]["error"]["code"] == -32600
 
 
+def test_batch_errors_follow_the_sessions_revision_not_a_tolerated_header(mcp: Mcp) -> None:
+    """L-8, L-9, L-13: a 2025-03-26 session sending another legacy revision's header still
+    batches; an item whose id cannot be read is answered with ``"id": null`` (that revision's
+    schema requires the member); a 2025-11-25 session's refused batch omits the id."""
+    mcp.initialize("2025-03-26")
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": None, "method": "ping"}]
+    response, messages = mcp.post(batch, headers={"MCP-Protocol-Version": "2025-11-25"}, validate=False)
+    assert response.status_code == 200
+    assert messages[1] == {"jsonrpc": "2.0", "id": None, "error": messages[1]["error"]}
+    for message in messages:
+        check_message("2025-03-26", message, "ping")
+
+    mcp.initialize("2025-11-25")
+    response, messages = mcp.post(batch, headers={"MCP-Protocol-Version": "2025-06-18"}, validate=False)
+    assert response.status_code == 400
+    assert "id" not in messages[0]
+    check_message("2025-11-25", messages[0], None)
+
+
 def test_initialize_inside_batch_is_refused(mcp: Mcp) -> None:
     response, _ = mcp.post([{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}], validate=False)
     assert response.status_code == 400
