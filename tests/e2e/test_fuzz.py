@@ -358,15 +358,27 @@ class Fuzzer:
             params["_meta"] = {**self.modern_meta(), **params.get("_meta", {})}
         return {"jsonrpc": "2.0", "id": self.fresh_id(), "method": method, "params": params}
 
-    def version_for(self, decoded: Any, header: str | None, session_rev: str | None) -> str:
+    def version_for(self, decoded: Any, header: str | None, session_rev: str | None, *, post: bool = False) -> str:
         """The revision whose schema the answer must follow: what this request negotiated.
 
         A well-formed message with the 2026-07-28 ``_meta`` fields is modern (V-2); an initialize
         answers in the revision it negotiates; a request naming a live session speaks that
         session's revision; anything else the ``MCP-Protocol-Version`` header's, or 2025-03-26
-        without one (the 2025-06-18 transport rules).
+        without one (the 2025-06-18 transport rules). Where the answer can only be an error whose
+        id cannot be read, and it comes before the session is looked up (a POST body that is not
+        JSON, not a well-formed request, or a batch that is empty or holds an initialize), it
+        follows the header: the server reads no session for a body it cannot serve. (A live
+        session tolerates another legacy revision's header, L-13: what it serves follows the
+        session.)
         """
         well_formed = _is_request(decoded) or _is_notification(decoded)
+        served_batch = (
+            isinstance(decoded, list)
+            and bool(decoded)
+            and not any(isinstance(item, dict) and item.get("method") == "initialize" for item in decoded)
+        )
+        if post and not (_is_request(decoded) or served_batch):
+            session_rev = None
         if well_formed and is_modern_message(decoded) and decoded["params"]["_meta"][META_VERSION] == MODERN:
             return MODERN
         if _is_request(decoded) and decoded["method"] == "initialize":
@@ -385,7 +397,8 @@ class Fuzzer:
         sessions = [v for k, v in headers if k.lower() == "mcp-session-id"]
         live = {sid: rev for rev, sids in self.sessions.items() for sid in sids}
         session_rev = live.get(sessions[0]) if len(sessions) == 1 and isinstance(sessions[0], str) else None
-        return Sent(method, headers, body, self.version_for(decoded, header, session_rev), scenario=scenario)
+        version = self.version_for(decoded, header, session_rev, post=method == "POST")
+        return Sent(method, headers, body, version, scenario=scenario)
 
     def post(
         self,
