@@ -11,7 +11,7 @@ import pytest
 from mcp_tools import cancel
 from mcp_tools.cancel import CancelFlag
 from mcp_tools.models import AuditEvent, Scope, Tool
-from tests.mcp_client import MODERN, Mcp, check_message
+from tests.mcp_client import LEGACY, MODERN, Mcp, check_message
 
 pytestmark = pytest.mark.django_db
 
@@ -254,3 +254,57 @@ def test_with_the_cache_down_calls_are_still_served(mcp: Mcp, settings: Any, mon
     from mcp_tools.models import AuditEvent
 
     assert AuditEvent.objects.filter(tool_name="echo", outcome="ok").count() == 1
+
+
+# An error whose request id cannot be read: ``"id": null`` in 2025-03-26 and 2025-06-18 (their
+# schemas require the member), omitted in 2025-11-25 and 2026-07-28 (L-9). Which revision
+# decides is checked here over every combination of session, header and unreadable body, so
+# the fuzzer cannot stumble on one by chance (it did twice: seeds 3117603478, 2853006956).
+_UNREADABLE_BODIES = {
+    "not JSON": b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": -1e400}}',
+    "no valid id": b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
+    "not a message": b'{"jsonrpc": "2.0"}',
+    "notification": b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+    "empty batch": b"[]",
+    "batch": b'[{"jsonrpc": "2.0", "id": null, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]',
+    "initialize in a batch": b'[{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}]',
+}
+
+
+def _null_id_expected(session: str | None, header: str | None, body: str) -> bool:
+    """The rule: a live session's batch, once the session is found and the header tolerated
+    (absent or a legacy revision, L-13), follows the session; everything refused before a
+    session is read follows the header, and without a usable one 2025-03-26."""
+    if session is not None and body == "batch" and (header is None or header in LEGACY):
+        return session in ("2025-03-26", "2025-06-18")
+    return header not in ("2025-11-25", MODERN)
+
+
+@pytest.mark.parametrize("header", [None, "2025-03-26", "2025-06-18", "2025-11-25", MODERN, "1999-01-01"])
+@pytest.mark.parametrize("session", [None, "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_an_unreadable_id_is_written_by_the_revision_that_answers(
+    mcp: Mcp, session: str | None, header: str | None
+) -> None:
+    if session is not None:
+        mcp.initialize(session)
+    headers = {"Accept": "application/json, text/event-stream"}
+    if mcp.session_id is not None:
+        headers["Mcp-Session-Id"] = mcp.session_id
+    if header is not None:
+        headers["MCP-Protocol-Version"] = header
+    for body, raw in _UNREADABLE_BODIES.items():
+        response = mcp.client.post(mcp.path, raw, content_type="application/json", headers=headers)
+        assert response.status_code < 500, body
+        if not response.content:
+            assert response.status_code == 202, body
+            continue
+        decoded = response.json()
+        messages = decoded if isinstance(decoded, list) else [decoded]
+        unreadable = [m for m in messages if "error" in m and m.get("id") is None]
+        assert unreadable, (body, messages)
+        null_id = _null_id_expected(session, header, body)
+        served = session is not None and body == "batch" and (header is None or header in LEGACY)
+        revision = session if served and session else ("2025-03-26" if null_id else "2025-11-25")
+        for message in unreadable:
+            assert ("id" in message) is null_id, (body, message, revision)
+            check_message(revision, message, None)
