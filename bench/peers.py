@@ -67,6 +67,7 @@ from bench.run import (  # noqa: E402
     ratio,
     request_for,
     run_load,
+    write_report,
 )
 from bench.stacks import STACKS  # noqa: E402
 from tests.servers import stop_process  # noqa: E402
@@ -528,15 +529,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
     report["ratios"], report["targets"] = print_ratios(order, cells, rows)
     report["errors"] = sum(r["errors"] for r in rows)
     report["elapsed_seconds"] = round(time.monotonic() - began, 1)
-    others = [r["other_cpu_pct"] for runs in measured.values() for r in runs if r["other_cpu_pct"] is not None]
-    report["other_cpu_pct_max"] = max(others, default=None)
-    if others and max(others) > NOISY_PCT:
-        flagged = sum(1 for o in others if o > NOISY_PCT)
-        print(f"\nWARNING: in {flagged} of {len(others)} runs other processes used more than {NOISY_PCT:.0f} % of a "
-              f"core (max {max(others):.0f} %): those numbers are noisier")  # fmt: skip
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2, default=str) + "\n")
-    shown = args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output
+    shown = write_report(report, measured, args.output)
     missed = report["targets"]["missed"]
     print(f"\nTargets missed: {len(missed)}{' (' + '; '.join(missed) + ')' if missed else ''}; errors: "
           f"{report['errors']}; wrote {shown} in {report['elapsed_seconds']:.0f} s")  # fmt: skip

@@ -418,6 +418,20 @@ def print_table(rows: list[dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------- main
 
 
+def write_report(report: dict[str, Any], measured: dict[Any, list[dict[str, Any]]], output: Path) -> Path:
+    """Note in ``report`` how busy the machine was (a warning past ``NOISY_PCT``), write it as
+    JSON to ``output``, and return the path to show (relative to the repository when inside it)."""
+    others = [r["other_cpu_pct"] for runs in measured.values() for r in runs if r["other_cpu_pct"] is not None]
+    report["other_cpu_pct_max"] = max(others, default=None)
+    if others and max(others) > NOISY_PCT:
+        flagged = sum(1 for o in others if o > NOISY_PCT)
+        print(f"\nWARNING: in {flagged} of {len(others)} runs other processes used more than {NOISY_PCT:.0f} % of a "
+              f"core (max {max(others):.0f} %): those numbers are noisier")  # fmt: skip
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    return output.relative_to(ROOT) if output.is_relative_to(ROOT) else output
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="3 s runs, 1 repetition, 1 s warm-up")
@@ -818,15 +832,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float) -> in
             "elapsed_seconds": round(time.monotonic() - began, 1),
         }
     )
-    others = [r["other_cpu_pct"] for runs in measured.values() for r in runs if r["other_cpu_pct"] is not None]
-    report["other_cpu_pct_max"] = max(others, default=None)
-    if others and max(others) > NOISY_PCT:
-        flagged = sum(1 for o in others if o > NOISY_PCT)
-        print(f"\nWARNING: in {flagged} of {len(others)} runs other processes used more than {NOISY_PCT:.0f} % of a "
-              f"core (max {max(others):.0f} %): those numbers are noisier")  # fmt: skip
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2, default=str) + "\n")
-    shown = args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output
+    shown = write_report(report, measured, args.output)
     print(f"\nTargets missed: {len(report['targets']['missed'])} of {len(rows) + len(scaling) + len(auth_rows)}; "
           f"errors: {errors}; wrote {shown} in {report['elapsed_seconds']:.0f} s")  # fmt: skip
     if errors:
