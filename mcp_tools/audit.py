@@ -5,6 +5,13 @@ Rows are buffered per process and written by a writer thread with one multi-row 
 :func:`flush` on a clean shutdown (``atexit``, the ASGI front's lifespan shutdown, Celery's
 worker shutdown). A crash loses at most the buffer. ``AUDIT_FLUSH_ROWS = 1`` or
 ``AUDIT_FLUSH_SECONDS = 0`` writes each row at once, in the call.
+
+A front that answers requests in its own thread (the WSGI front) records inside
+:func:`deferred` and calls :func:`flush_due` once its answer is sent: a full batch is then
+written in that thread, between requests, instead of by the writer thread in the middle of the
+next one (the two threads of a process share one GIL: a write in the writer thread delays
+whatever request the process serves meanwhile). The writer thread still writes what waited
+``AUDIT_FLUSH_SECONDS``.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from functools import lru_cache
 from typing import Any
@@ -99,7 +106,7 @@ def record(
         if mcp_settings.AUDIT_FLUSH_ROWS <= 1 or mcp_settings.AUDIT_FLUSH_SECONDS <= 0:
             _insert([values])
         else:
-            _buffer.add(values)
+            _buffer.add(values, held=_held.active)
     except Exception:
         logger.exception("Could not write the audit event of a call to %r", tool_name)
 
@@ -107,6 +114,29 @@ def record(
 def flush() -> None:
     """Write the rows this process holds now (a clean shutdown calls it; so may tests)."""
     _buffer.flush()
+
+
+class _Held(threading.local):
+    active = False
+
+
+_held = _Held()
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Inside, a full batch is left for :func:`flush_due`, which the caller promises to call
+    after its answer is sent (the writer thread still writes rows that waited too long)."""
+    previous, _held.active = _held.active, True
+    try:
+        yield
+    finally:
+        _held.active = previous
+
+
+def flush_due() -> None:
+    """Write the buffer here and now if a batch is full or its first row waited long enough."""
+    _buffer.flush_if_due()
 
 
 # When the writer falls this many batches behind (a slow database), callers write themselves.
@@ -121,29 +151,46 @@ class _Buffer:
         self.wake = threading.Condition(self.lock)
         self.writing = threading.Lock()  # one write at a time, in order
         self.rows: list[dict[str, Any]] = []
+        self.first_at = 0.0  # when the oldest waiting row joined (time.monotonic)
+        self.full = False  # a batch filled outside deferred(): the writer thread writes it now
         self.thread: threading.Thread | None = None
 
-    def add(self, values: dict[str, Any]) -> None:
+    def add(self, values: dict[str, Any], *, held: bool = False) -> None:
         limit = mcp_settings.AUDIT_FLUSH_ROWS
         with self.lock:
+            if not self.rows:
+                self.first_at = time.monotonic()
             self.rows.append(values)
             waiting = len(self.rows)
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name="mcp-tools-audit", daemon=True)
                 self.thread.start()
-            if waiting == 1 or waiting >= limit:
+            if waiting >= limit and not held:
+                self.full = True
                 self.wake.notify()
+            elif waiting == 1:
+                self.wake.notify()  # the writer times the first row's wait
         if waiting >= limit * _BACKLOG_BATCHES:
+            self.flush()
+
+    def flush_if_due(self) -> None:
+        rows = self.rows
+        if rows and (
+            len(rows) >= mcp_settings.AUDIT_FLUSH_ROWS
+            or time.monotonic() - self.first_at >= mcp_settings.AUDIT_FLUSH_SECONDS
+        ):
             self.flush()
 
     def _run(self) -> None:
         while True:
             with self.lock:
-                while not self.rows:
-                    self.wake.wait()
-                due = time.monotonic() + mcp_settings.AUDIT_FLUSH_SECONDS
-                while len(self.rows) < mcp_settings.AUDIT_FLUSH_ROWS:
-                    left = due - time.monotonic()
+                while True:
+                    if not self.rows:
+                        self.wake.wait()
+                        continue
+                    if self.full:
+                        break
+                    left = self.first_at + mcp_settings.AUDIT_FLUSH_SECONDS - time.monotonic()
                     if left <= 0:
                         break
                     self.wake.wait(left)
@@ -156,6 +203,7 @@ class _Buffer:
         with self.writing:
             with self.lock:
                 batch, self.rows = self.rows, []
+                self.full = False
             if not batch:
                 return
             try:

@@ -33,6 +33,7 @@ from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.urls import set_script_prefix
 
+from .. import audit
 from ..protocol.versions import unreadable_id_is_null
 from .front import INTERNAL_ERROR, EndpointFront
 
@@ -57,7 +58,7 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
                 return answered
         return self.app(environ, start_response)
 
-    def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> list[bytes] | None:
+    def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> _Answer | None:
         from .views import respond_sync
 
         # As Django's handler does (FORCE_SCRIPT_NAME, else SCRIPT_NAME), and as its
@@ -66,7 +67,8 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         _close_old_connections(_in_thread.connections)
         request = WSGIRequest(environ)
         try:
-            reply = respond_sync(request)
+            with audit.deferred():  # a full batch of audit rows waits for this answer's close()
+                reply = respond_sync(request)
         except Exception:
             logger.exception("Internal Server Error: %s", request.path)
             signals.got_request_exception.send(sender=None, request=request)
@@ -88,10 +90,20 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         return _send(start_response, reply.status, list(reply.headers.items()), body)
 
 
-def _send(start_response: StartResponse, status: int, headers: list[tuple[str, str]], body: bytes) -> list[bytes]:
+def _send(start_response: StartResponse, status: int, headers: list[tuple[str, str]], body: bytes) -> _Answer:
     headers.append(("Content-Length", str(len(body))))
     start_response(f"{status} {HTTPStatus(status).phrase}", headers)
-    return [body]
+    return _Answer((body,))
+
+
+class _Answer(tuple[bytes, ...]):
+    """The body of an answer; the server calls ``close()`` once it is sent (PEP 3333): then
+    this thread writes the audit rows that are due, between requests."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        audit.flush_due()
 
 
 async def _collect(chunks: AsyncIterator[bytes]) -> bytes:

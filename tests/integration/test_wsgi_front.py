@@ -128,3 +128,45 @@ def test_a_connection_past_conn_max_age_is_replaced_before_the_next_request(demo
     call()
     assert connection.connection is not None  # not closed after the request: it was fresh
     assert connection.connection is not old
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_full_audit_batch_is_written_after_the_answer_is_sent(demo_tools: None, settings: Any) -> None:
+    """The front records inside ``audit.deferred()``: a full batch is not handed to the writer
+    thread in the middle of a request (the threads share the GIL) but written when the server
+    closes the answer (PEP 3333), in the request's thread. Rows recorded outside a front still
+    wake the writer thread as soon as a batch is full."""
+    from mcp_tools import audit
+    from mcp_tools.types import Principal
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 3, "AUDIT_FLUSH_SECONDS": 600}
+    audit.flush()
+    front = McpWsgiFront(Inner())
+    answers = []
+    for n in range(3):
+        environ = _environ("POST", _call("echo", {"text": f"held {n}"}), MCP_METHOD="tools/call", MCP_NAME="echo")
+        answer = front(environ, lambda status, headers: None)
+        assert b"held" in b"".join(answer)
+        answers.append(answer)
+    time.sleep(0.5)  # the writer thread, woken, would have written them by now
+    assert AuditEvent.objects.count() == 0
+    for answer in answers[:2]:
+        answer.close()  # type: ignore[attr-defined]  # as the server does once each is sent
+    assert AuditEvent.objects.count() == 3  # the first close() wrote the full batch
+
+    for n in range(3):
+        audit.record(
+            principal=Principal(key="outside"),
+            tool_name="echo",
+            tool_version=1,
+            arguments={},
+            sensitive=frozenset(),
+            outcome="ok",
+            duration_ms=1.0,
+            request_id=f"outside-{n}",
+            protocol_version=MODERN,
+        )
+    deadline = time.monotonic() + 5
+    while AuditEvent.objects.filter(principal_key="outside").count() < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert AuditEvent.objects.filter(principal_key="outside").count() == 3
