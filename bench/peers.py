@@ -14,7 +14,11 @@ bench/seed.py --only-echo for ours) on 127.0.0.1 with two processes:
 - ours-auth-wsgi: ours-wsgi with the same token;
 - mcpz:       django-mcpz under gunicorn, 2 sync workers (bench/peers/mcpz/);
 - mcpserver:  django-mcp-server, stateless, under gunicorn, 2 sync workers (bench/peers/mcpserver/);
-- sdk:        the official MCP Python SDK, stateless JSON responses, uvicorn 2 workers.
+- sdk:        the official MCP Python SDK, stateless JSON responses, uvicorn 2 workers;
+- base-asgi, base-wsgi: with ``--baseline REV``, ours-asgi and ours-wsgi as of commit REV (its
+              tree from git archive, its own seeded database): a change against its baseline
+              in the same run, interleaved, where separate runs on a shared machine differ
+              by more than the change.
 
 The peers each get a venv of their own under var/bench-peers/, made by this script from the
 pinned files bench/peers/*.txt (pip, PyPI; re-made when a file changes); gunicorn for ours and
@@ -83,6 +87,8 @@ TARGET_LIST_VS_MCPZ = 1.5
 TARGET_P99_CALL_C32_MS = 25.0
 TARGET_AUTH_VS_BARE = 0.5
 SERVERS = ("bare", "ours-asgi", "ours-wsgi", "ours-auth", "ours-auth-wsgi", "mcpz", "mcpserver", "sdk")
+# With --baseline REV: ours as of another commit, beside ours, for a change measured in one run.
+BASELINES = {"base-asgi": "ours-asgi", "base-wsgi": "ours-wsgi"}
 LABELS = {
     "bare": "bare Django view, gunicorn 2 sync workers (the limit)",
     "ours-asgi": "ours, uvicorn 2 workers + ASGI front",
@@ -92,6 +98,8 @@ LABELS = {
     "mcpz": "django-mcpz, gunicorn 2 sync workers",
     "mcpserver": "django-mcp-server (stateless), gunicorn 2 sync workers",
     "sdk": "official SDK mcp, stateless JSON, uvicorn 2 workers",
+    "base-asgi": "ours at the --baseline commit, uvicorn 2 workers + ASGI front",
+    "base-wsgi": "ours at the --baseline commit, gunicorn 2 sync workers (WSGI)",
 }
 UVICORN = ["--workers", "2", "--log-level", "warning", "--no-access-log", "--timeout-graceful-shutdown", "3"]
 GUNICORN_FLAGS = ["--workers", "2", "--worker-class", "sync", "--log-level", "warning", "--graceful-timeout", "3"]
@@ -371,6 +379,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--output", type=Path, default=RESULTS / "peers.json")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, databases)")
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also serve ours as of this git commit (base-asgi, base-wsgi beside ours-asgi, ours-wsgi): "
+        "a change and its baseline in the same run, interleaved; its database is seeded by its own code",
+    )
     args = parser.parse_args(argv)
     args.duration = args.duration or (3 if args.quick else 10)
     args.reps = args.reps or (1 if args.quick else 3)
@@ -379,6 +393,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.servers = [s.strip() for s in args.servers.split(",") if s.strip()]
     if not set(args.servers) <= set(SERVERS) or "bare" not in args.servers:
         parser.error(f"--servers takes bare plus any of {', '.join(SERVERS)}")
+    if args.baseline:
+        args.servers += [base for base, mine in BASELINES.items() if mine in args.servers]
     if args.stack not in STACKS:
         parser.error(f"unknown stack {args.stack!r}")
     if args.duration > 120 or args.reps > 10 or args.warmup > 30:
@@ -423,6 +439,9 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
 
     db, seeded = seed_only_echo(tmp)
     print(f"ours: {seeded['tools']} tools (seeded in {seeded['seconds']} s)")
+    if args.baseline:
+        base_root, base_db = export_baseline(args.baseline, tmp)
+        env_info["baseline"] = args.baseline
     servers: dict[str, PeerServer] = {}
 
     def up(name: str, server: PeerServer) -> None:
@@ -449,6 +468,14 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
             )
             up(name, start(name, cmd, ROOT, env, tmp, port))
             servers[name].extra_headers = [("Authorization", f"Bearer {token}")]
+        elif name in BASELINES:
+            env = {**ours_env(tmp, base_db, args.stack), "PYTHONPATH": os.pathsep.join((str(base_root), str(GUNICORN)))}
+            cmd = (
+                uvicorn_cmd(py, "project.asgi:application", port)
+                if name == "base-asgi"
+                else gunicorn_cmd(py, "project.wsgi:application", port)
+            )
+            up(name, start(name, cmd, base_root, env, tmp, port))
         elif name == "sdk":
             cmd = uvicorn_cmd(venvs["sdk"] / "bin" / "python", "server:app", port)
             up(name, start(name, cmd, PEERS / "sdk", peer_env("sdk", tmp, args.stack), tmp, port))
@@ -486,7 +513,7 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
     up("bare", start("bare", gunicorn_cmd(py, "project.wsgi:application", port), ROOT, bare_env, tmp, port))
     for method, job in pick_requests(servers["bare"], tmp).items():
         jobs[("bare", method)] = job
-    order = [name for name in SERVERS if name in servers]
+    order = [name for name in (*SERVERS, *BASELINES) if name in servers]
     for name in order:
         count = len(servers[name].processes())
         print(f"  {name:<14} {LABELS[name]}: {servers[name].shape} requests, {count} processes")
@@ -542,14 +569,15 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
     return 1 if args.strict and missed else 0
 
 
-def seed_only_echo(tmp: Path) -> tuple[Path, dict[str, Any]]:
-    """Ours on SQLite, as bench/run.py: echo plus 100 small tools, the demo's others disabled."""
-    db = tmp / f"tools-{TOOLS}.sqlite3"
-    env = {**base_env(tmp, db), "DJANGO_SETTINGS_MODULE": "project.settings"}
+def seed_only_echo(tmp: Path, root: Path = ROOT) -> tuple[Path, dict[str, Any]]:
+    """Ours on SQLite, as bench/run.py: echo plus 100 small tools, the demo's others disabled
+    (``root``: the source tree whose code seeds it)."""
+    db = tmp / f"tools-{TOOLS}{'' if root == ROOT else '-baseline'}.sqlite3"
+    env = {**base_env(tmp, db), "DJANGO_SETTINGS_MODULE": "project.settings", "PYTHONPATH": str(root)}
     t0 = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "seed.py"), str(TOOLS), "--only-echo"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+        [sys.executable, str(root / "bench" / "seed.py"), str(TOOLS), "--only-echo"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     if out.returncode != 0:
         raise SystemExit(f"seeding failed:\n{out.stdout}\n{out.stderr}")
@@ -558,6 +586,19 @@ def seed_only_echo(tmp: Path) -> tuple[Path, dict[str, Any]]:
         raise SystemExit(f"seeded {info['tools']} tools, expected {TOOLS}")
     info["seconds"] = round(time.perf_counter() - t0, 2)
     return db, info
+
+
+def export_baseline(rev: str, tmp: Path) -> tuple[Path, Path]:
+    """The tree of commit ``rev`` (git archive) in ``tmp``, and its database seeded by it."""
+    root = tmp / "baseline"
+    root.mkdir()
+    archive = subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"--baseline {rev}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    db, info = seed_only_echo(tmp, root)
+    print(f"baseline {rev}: {info['tools']} tools (seeded in {info['seconds']} s)")
+    return root, db
 
 
 def summarize(
