@@ -55,14 +55,14 @@ CENTRES = [
 NEXT_STEPS = """\
 What the peers do not do, and the next step for each (tools/call below 1.0x django-mcpz at c=1
 is these, on the request's critical path):
-  - the audit: its row in the call, and the batched INSERT in the process's writer thread. At
-    concurrency 1 on two cores the flushes compete with the request and the load generator for
-    the CPUs: in short bench/peers.py runs (5 s x 2, +-10 %) tools/call at c=1 went from about
-    0.92x django-mcpz to 0.94x with rows buffered but no flush during the run (p99 0.8 ms
-    instead of 2.0 ms) and 1.02x with AUDIT_ENABLED off. On SQLite the table's six secondary
-    indexes are half of a row's INSERT (about 5 of 11 us in raw sqlite3). Next, a leaner index
-    set (the admin filters on time, tool and outcome), or the audit table on PostgreSQL, where
-    the INSERT's work runs in the database server;
+  - the audit: its row in the call, and the batched INSERT. Under the WSGI front a full batch
+    is written after the answer that filled it is sent, between requests (same-run A/B with
+    bench/peers.py --baseline: p99 at c=1 1.2-1.5 ms instead of 2.6-2.7 ms, 1.01-1.08x req/s);
+    with AUDIT_ENABLED off, short runs gave about 1.02x django-mcpz at c=1. The INSERT still
+    costs CPU: on SQLite the table's six secondary indexes are half of a row's INSERT (about 5
+    of 11 us in raw sqlite3). Next, a leaner index set (the admin filters on time, tool and
+    outcome), or the audit table on PostgreSQL, where the INSERT's work runs in the database
+    server;
   - the catalog version read: one indexed SELECT per request keeps every process consistent at
     once (tests/e2e/test_catalog_consistency.py); next, read it only while the push notifier
     (PostgreSQL LISTEN or Redis) is down, and trust its pushes otherwise;
