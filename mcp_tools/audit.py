@@ -198,6 +198,12 @@ class _Buffer:
             for conn in connections.all(initialized_only=True):
                 conn.close_if_unusable_or_obsolete()
             self.flush()
+            with self.lock:
+                idle = not self.rows
+            if idle:
+                # Nothing more to write: the thread gives its connection back rather than hold
+                # one per process until CONN_MAX_AGE (under load rows keep coming and it stays).
+                connections.close_all()
 
     def flush(self) -> None:
         with self.writing:

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import RequestFactory
 
 from mcp_tools.models import AuditEvent
@@ -170,3 +171,17 @@ def test_a_full_audit_batch_is_written_after_the_answer_is_sent(demo_tools: None
     while AuditEvent.objects.filter(principal_key="outside").count() < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert AuditEvent.objects.filter(principal_key="outside").count() == 3
+    if connection.vendor == "postgresql":
+        # With nothing left to write the writer thread closes its connection (it held one per
+        # process for CONN_MAX_AGE, and kept the test database from being dropped).
+        sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        deadline = time.monotonic() + 5
+        while _fetch_count(sql) > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _fetch_count(sql) == 1
+
+
+def _fetch_count(sql: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return int(cursor.fetchone()[0])
