@@ -179,6 +179,7 @@ class _Buffer:
             len(rows) >= mcp_settings.AUDIT_FLUSH_ROWS
             or time.monotonic() - self.first_at >= mcp_settings.AUDIT_FLUSH_SECONDS
         ):
+            _check_connections()  # the audit's database may not be the one the request used
             self.flush()
 
     def _run(self) -> None:
@@ -194,9 +195,7 @@ class _Buffer:
                     if left <= 0:
                         break
                     self.wake.wait(left)
-            # As between requests: an obsolete or broken connection is replaced before use.
-            for conn in connections.all(initialized_only=True):
-                conn.close_if_unusable_or_obsolete()
+            _check_connections()
             self.flush()
             with self.lock:
                 idle = not self.rows
@@ -220,6 +219,13 @@ class _Buffer:
     def forked(self) -> None:
         """In a forked child: the parent's rows are the parent's to write, its thread is gone."""
         self.__init__()  # type: ignore[misc]
+
+
+def _check_connections() -> None:
+    """As between requests: this thread's obsolete or broken connections are replaced before use."""
+    for conn in connections.all(initialized_only=True):
+        if not conn.in_atomic_block:
+            conn.close_if_unusable_or_obsolete()
 
 
 _buffer = _Buffer()
