@@ -57,7 +57,7 @@ What the peers do not do, and the next step for each (tools/call below 1.0x djan
 is these, on the request's critical path):
   - the audit: its row in the call, and the batched INSERT. Under the WSGI front a full batch
     is written after the answer that filled it is sent, between requests (same-run A/B with
-    bench/peers.py --baseline: p99 at c=1 1.2-1.5 ms instead of 2.6-2.7 ms, 1.01-1.08x req/s);
+    bench/peers.py --baseline: p99 at c=1 1.2-1.5 ms instead of 2.6-3.3 ms, 1.01-1.25x req/s);
     with AUDIT_ENABLED off, short runs gave about 1.02x django-mcpz at c=1. The INSERT still
     costs CPU: on SQLite the table's six secondary indexes are half of a row's INSERT (about 5
     of 11 us in raw sqlite3). Next, a leaner index set (the admin filters on time, tool and
