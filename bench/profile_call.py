@@ -48,7 +48,7 @@ CENTRES = [
     ("POST checks and JSON parse", "mcp_tools/transport/views.py", "_read_post"),
     ("  of which the body read (Django)", "django/http/request.py", "body"),
     ("Host/Origin check", "mcp_tools/transport/replies.py", "check_host_and_origin"),
-    ("DB connection checks before and after (Django's)", "mcp_tools/transport/wsgi.py", "_close_old_connections"),
+    ("DB connection checks before and after (Django's)", "mcp_tools/threads.py", "close_old_connections"),
     ("WSGIRequest (Django)", "django/core/handlers/wsgi.py", "__init__"),
 ]
 

@@ -32,6 +32,7 @@ from django.db.models import Field
 from django.utils import timezone
 
 from .conf import mcp_settings
+from .threads import close_old_connections
 from .types import Principal
 
 logger = logging.getLogger("mcp_tools")
@@ -179,7 +180,7 @@ class _Buffer:
             len(rows) >= mcp_settings.AUDIT_FLUSH_ROWS
             or time.monotonic() - self.first_at >= mcp_settings.AUDIT_FLUSH_SECONDS
         ):
-            _check_connections()  # the audit's database may not be the one the request used
+            close_old_connections()  # the audit's database may not be the one the request used
             self.flush()
 
     def _run(self) -> None:
@@ -195,7 +196,7 @@ class _Buffer:
                     if left <= 0:
                         break
                     self.wake.wait(left)
-            _check_connections()
+            close_old_connections()
             self.flush()
             with self.lock:
                 idle = not self.rows
@@ -219,13 +220,6 @@ class _Buffer:
     def forked(self) -> None:
         """In a forked child: the parent's rows are the parent's to write, its thread is gone."""
         self.__init__()  # type: ignore[misc]
-
-
-def _check_connections() -> None:
-    """As between requests: this thread's obsolete or broken connections are replaced before use."""
-    for conn in connections.all(initialized_only=True):
-        if not conn.in_atomic_block:
-            conn.close_if_unusable_or_obsolete()
 
 
 _buffer = _Buffer()

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .conf import mcp_settings
 
@@ -40,12 +41,22 @@ def _executor(kind: str = PROTOCOL) -> ThreadPoolExecutor:
     return pool
 
 
+def close_old_connections(conns: Sequence[BaseDatabaseWrapper] | None = None) -> Sequence[BaseDatabaseWrapper]:
+    """As Django's ``close_old_connections`` between requests, for threads that outlive one (pool
+    threads, the audit writer, Celery workers reusing connections, the WSGI front): each of this
+    thread's connections (or ``conns``) older than CONN_MAX_AGE, failing its health check
+    (CONN_HEALTH_CHECKS) or left unusable by an error is closed, and reopened on use. One inside
+    a transaction is left alone (only a test's transaction spans requests). Returns the list."""
+    if conns is None:
+        conns = connections.all(initialized_only=True)
+    for conn in conns:
+        if not conn.in_atomic_block:
+            conn.close_if_unusable_or_obsolete()
+    return conns
+
+
 def _hygienic(func: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]) -> R:
-    # Pool threads outlive requests and keep their connections between them, as Django does
-    # between requests: a connection older than CONN_MAX_AGE, one that fails its health check
-    # (CONN_HEALTH_CHECKS) or one left unusable by an error is closed, and reopened on use.
-    for conn in connections.all(initialized_only=True):
-        conn.close_if_unusable_or_obsolete()
+    close_old_connections()  # pool threads keep their connections between requests
     return func(*args, **kwargs)
 
 

@@ -9,8 +9,8 @@ is rejected (requeued) when its worker dies; a redelivered message whose task st
 from __future__ import annotations
 
 from celery import current_task, shared_task
-from django.db import connections
 
+from ..threads import close_old_connections
 from .worker import execute
 
 
@@ -24,7 +24,5 @@ def run_task(task_id: str, delivery: str | None = None) -> str:
     if not eager:
         # As Django between requests: a worker that reuses its connections between tasks
         # (Celery's CELERY_DB_REUSE_MAX) replaces an obsolete or broken one first.
-        for conn in connections.all(initialized_only=True):
-            if not conn.in_atomic_block:
-                conn.close_if_unusable_or_obsolete()
+        close_old_connections()
     return execute(task_id, delivery, can_ask=not eager)

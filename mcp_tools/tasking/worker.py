@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
-from django.db import DatabaseError, connections
+from django.db import DatabaseError
 from django.utils import timezone
 
 from .. import runner
@@ -26,6 +26,7 @@ from ..models import McpTask
 from ..protocol import errors as e
 from ..protocol import tasks as wire
 from ..protocol import versions as v
+from ..threads import close_old_connections
 from ..types import Asker, Principal, ToolResult
 from .results import store_result
 
@@ -180,8 +181,7 @@ class _Beats:
             ready = [beat for beat, at in due.items() if at <= now]
             if not ready:
                 continue
-            for conn in connections.all(initialized_only=True):
-                conn.close_if_unusable_or_obsolete()
+            close_old_connections()
             for beat in ready:
                 due[beat] = now + period
                 try:

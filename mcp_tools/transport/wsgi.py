@@ -35,6 +35,7 @@ from django.urls import set_script_prefix
 
 from .. import audit
 from ..protocol.versions import unreadable_id_is_null
+from ..threads import close_old_connections
 from .front import INTERNAL_ERROR, EndpointFront
 
 logger = logging.getLogger("django.request")
@@ -64,7 +65,7 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         # As Django's handler does (FORCE_SCRIPT_NAME, else SCRIPT_NAME), and as its
         # request_started/request_finished receivers do for connections.
         set_script_prefix(get_script_name(environ))
-        _close_old_connections(_in_thread.connections)
+        close_old_connections(_in_thread.connections)
         request = WSGIRequest(environ)
         try:
             with audit.deferred():  # a full batch of audit rows waits for this answer's close()
@@ -75,7 +76,7 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
             null = unreadable_id_is_null(environ.get("HTTP_MCP_PROTOCOL_VERSION"))
             return _send(start_response, 500, [("Content-Type", "application/json")], INTERNAL_ERROR[null])
         finally:
-            _in_thread.connections = _close_old_connections(connections.all(initialized_only=True))
+            _in_thread.connections = close_old_connections(connections.all(initialized_only=True))
         if reply is None:
             # Django's handler reads the body again: give it the bytes this request read.
             body = request.body if request.method == "POST" and hasattr(request, "_body") else b""
@@ -118,11 +119,3 @@ class _InThread(threading.local):
 
 
 _in_thread = _InThread()
-
-
-def _close_old_connections(conns: Sequence[BaseDatabaseWrapper]) -> Sequence[BaseDatabaseWrapper]:
-    """As Django's ``close_old_connections`` receiver, on ``conns``."""
-    for conn in conns:
-        if not conn.in_atomic_block:  # only a test's transaction spans requests
-            conn.close_if_unusable_or_obsolete()
-    return conns
