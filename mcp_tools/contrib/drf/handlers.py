@@ -126,7 +126,8 @@ def confirm(toolset: ModelToolset, ctx: ToolContext, doing: str, done: str) -> N
             f"(it did not declare the elicitation capability). Ask the user, then use a client that "
             f"supports elicitation to {doing}."
         )
-    answer = ctx.elicit(f"Do you want to {doing}? This cannot be undone.", CONFIRM_SCHEMA)
+    # once: a replay of the retry that carried this acceptance is asked again, never obeyed.
+    answer = ctx.elicit(f"Do you want to {doing}? This cannot be undone.", CONFIRM_SCHEMA, once=True)
     if answer.action != "accept" or (answer.content or {}).get("confirm") is not True:
         how = {"decline": "declined", "cancel": "cancelled"}.get(answer.action, "did not confirm")
         raise ToolError(f"Nothing was {done}: the user {how} the confirmation to {doing}.")
