@@ -26,7 +26,7 @@ from ..registry import registry
 from ..tasking import tasks_enabled
 from .config_fields import config_fieldsets
 from .forms import TOOL_FIELDSETS, ImportForm, ToolForm, TryForm
-from .trial import try_tool
+from .trial import grantable_scopes, try_tool
 
 
 class HandlerKindFilter(admin.SimpleListFilter):
@@ -401,6 +401,8 @@ class ToolAdmin(RevisionsByUser):
             tool=tool,
             form=form,
             trial=trial,
+            # What the trial runs with: the scopes this user could be granted (None: no OAuth).
+            trial_scopes=grantable_scopes(request.user),
             input_schema=pretty(tool.input_schema),
             result=_result_view(trial.result) if trial and trial.result is not None else None,
             response_json=pretty(trial.response) if trial and trial.response is not None else "",
