@@ -7,8 +7,6 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.asking.state import redeem
-from mcp_tools.models import McpRedemption
 from tests.drfapp.models import Specimen
 from tests.drfapp.testing import make_user, perms, synced  # noqa: F401
 from tests.integration.test_asking import ELICITS, call
@@ -64,6 +62,8 @@ def test_a_declined_retry_does_not_use_up_the_state(client: Any) -> None:
     mcp = Mcp(client).modern()
     asked = _clear(mcp, [a.pk])
     ((key, _),) = asked["inputRequests"].items()
+    from mcp_tools.models import McpRedemption
+
     declined = _clear(mcp, [a.pk], state=asked["requestState"], responses={key: {"action": "decline"}})
     assert declined["isError"] is True
     assert McpRedemption.objects.count() == 0
@@ -74,6 +74,9 @@ def test_a_declined_retry_does_not_use_up_the_state(client: Any) -> None:
 
 
 def test_a_nonce_is_redeemed_once() -> None:
+    from mcp_tools.asking.state import redeem
+    from mcp_tools.models import McpRedemption
+
     assert redeem("n-1") is True
     assert redeem("n-1") is False
     assert redeem("") is False

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.contrib.drf.handlers import UNUSABLE
 from project.library.models import Author, Book
 from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 
+UNUSABLE = "This value cannot be used."
 TAKEN = "9780000000001"  # bob's
 MINE = "9780000000002"  # sam's
 
