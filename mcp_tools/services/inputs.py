@@ -13,6 +13,7 @@ from ..protocol import errors as e
 from ..protocol import inputs
 from ..protocol.jsonrpc import Response
 from ..runner import error, shape_result
+from ..tasking.service import reachable_tasks
 from ..types import Asker, Principal
 from .exchange import Exchange
 from .sessions import Session
@@ -77,4 +78,6 @@ def input_required(
 
 def accept_answer(message: Response, session: Session, principal: Principal) -> None:
     """A legacy client's answer to a request of ours: hand it to the process that waits for it."""
-    record_answer(session.pk, principal.key, message.id, message.result, message.error)
+    # A task's request only from a token that still reaches the task (its tool's scopes).
+    reachable = reachable_tasks(principal).values("pk")
+    record_answer(session.pk, principal.key, message.id, message.result, message.error, reachable)

@@ -155,7 +155,7 @@ def enqueue(task: McpTask) -> None:
 # --------------------------------------------------------------------------- methods
 
 
-def _reachable(principal: Principal) -> TaskQuerySet:
+def reachable_tasks(principal: Principal) -> TaskQuerySet:
     """The tasks of this grant that its token's scopes (expanded under the current catalog)
     still cover."""
     scopes = get_catalog().scoped(principal).scopes if principal.granted is not None else principal.scopes
@@ -164,7 +164,7 @@ def _reachable(principal: Principal) -> TaskQuerySet:
 
 def find_task(params: dict[str, Any], principal: Principal) -> McpTask:
     task_id = wire.task_id_param(params)
-    task = _reachable(principal).filter(pk=task_id).first()
+    task = reachable_tasks(principal).filter(pk=task_id).first()
     if task is None:
         raise wire.task_not_found()
     return task
@@ -230,7 +230,7 @@ def list_page(principal: Principal, cursor: Any, key: bytes, page_size: int) -> 
     """T11-12: the caller's live tasks, newest first, keyset-paginated with signed cursors."""
     from django.db.models import Q
 
-    rows = _reachable(principal).order_by("-created_at", "-id")
+    rows = reachable_tasks(principal).order_by("-created_at", "-id")
     if cursor is not None:
         position = decode_cursor(cursor, key, scope="tasks/list")
         stamp, _, last_id = position.partition("|")

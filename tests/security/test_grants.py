@@ -212,3 +212,31 @@ def test_rate_limits_count_per_user_across_applications(client: Any, tokens: dic
     assert second.call("tools/call", {"name": "noop", "arguments": {}}).get("isError") is not True
     _, third, _ = second.request("tools/call", {"name": "noop", "arguments": {}})
     assert "rate" in str(third).lower() or "retry" in str(third).lower(), third
+
+
+def test_a_legacy_answer_to_a_tasks_request_needs_a_token_that_reaches_the_task(
+    client: Any, tokens: dict[str, str], queued: None
+) -> None:
+    """2025-11-25: the answer to a task's request, POSTed as a JSON-RPC response, is taken only
+    from a session whose token still carries the scopes of the task's tool."""
+    writer = session(client, tokens["writer"])
+    task_id = writer.call("tools/call", {"name": "build_report", "arguments": {"steps": 1}, "task": {}})["task"][
+        "taskId"
+    ]
+    McpTask.objects.filter(pk=task_id).update(status="input_required")
+    request = McpPendingInput.objects.create(
+        id="mcp-tools-req-1",
+        principal_key=McpTask.objects.get(pk=task_id).principal_key,
+        method="elicitation/create",
+        task_id=task_id,
+        params={"message": "Go?", "requestedSchema": {"type": "object", "properties": {}}},
+        expires_at=timezone.now() + timedelta(minutes=5),
+    )
+    answer = {"jsonrpc": "2.0", "id": "mcp-tools-req-1", "result": {"action": "accept", "content": {}}}
+    narrow = session(client, tokens["narrow"])
+    narrow.post(answer, validate=False)
+    request.refresh_from_db()
+    assert request.answered_at is None
+    writer.post(answer, validate=False)
+    request.refresh_from_db()
+    assert request.answered_at is not None
