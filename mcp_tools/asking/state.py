@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 from django.core import signing
-from django.db import IntegrityError, router, transaction
+from django.db import DatabaseError, router, transaction
 from django.utils import timezone
 
 from ..conf import mcp_settings
@@ -104,6 +104,6 @@ def redeem(nonce: str) -> bool:
     try:
         with transaction.atomic(using=router.db_for_write(McpRedemption)):
             McpRedemption.objects.create(nonce=nonce[:64], expires_at=expires)
-    except IntegrityError:
+    except DatabaseError:  # taken already (IntegrityError), or the insert failed: never a second use
         return False
     return True
