@@ -81,3 +81,32 @@ def test_a_nonce_is_redeemed_once() -> None:
     assert redeem("n-1") is False
     assert redeem("") is False
     assert McpRedemption.objects.filter(nonce="n-1").count() == 1
+
+
+def test_a_legacy_confirmation_answer_is_taken_once(mcp: Mcp) -> None:
+    """2025-xx: the question goes on the call's stream with a fresh id each time, and its answer
+    row goes with the call, so a replayed response POST confirms nothing (regression guard: this
+    held before the requestState fix)."""
+    import json
+
+    from mcp_tools.asking import StreamAsker, record_answer
+    from mcp_tools.models import McpPendingInput, McpSession
+
+    form = {"message": "Delete?", "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}}}
+    mcp.initialize("2025-11-25", capabilities={"elicitation": {}})
+    session = McpSession.objects.get(pk=mcp.session_id)
+    ids: list[str] = []
+
+    def emit(data: bytes) -> None:
+        request_id = json.loads(data)["id"]
+        ids.append(request_id)
+        assert record_answer(
+            session.pk, "anonymous", request_id, {"action": "accept", "content": {"confirm": True}}, None
+        )
+
+    asker = StreamAsker("2025-11-25", session.pk, "anonymous", emit, lambda: False)
+    assert asker.ask("elicitation/create", form, None)["action"] == "accept"
+    assert not McpPendingInput.objects.exists()
+    assert not record_answer(session.pk, "anonymous", ids[0], {"action": "accept", "content": {"confirm": True}}, None)
+    asker.ask("elicitation/create", form, None)
+    assert len(set(ids)) == 2
