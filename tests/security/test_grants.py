@@ -16,6 +16,7 @@ from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application
 
 from mcp_tools.models import McpPendingInput, McpTask
+from tests.integration.test_jwt_backend import jwks_url, jwt_auth, keys, sign  # noqa: F401
 from tests.mcp_client import Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
@@ -240,3 +241,36 @@ def test_a_legacy_answer_to_a_tasks_request_needs_a_token_that_reaches_the_task(
     writer.post(answer, validate=False)
     request.refresh_from_db()
     assert request.answered_at is not None
+
+
+def test_a_jwt_grant_is_the_subject_and_its_client(client: Any, jwt_auth: None, keys: Any) -> None:  # noqa: F811
+    """JWTBackend: the same subject through another client (``azp``) reaches nothing of the first."""
+    User.objects.create_user("alice")
+
+    def as_client(azp: str) -> Mcp:
+        mcp = Mcp(client).modern()
+        mcp.default_headers["Authorization"] = f"Bearer {sign(keys[0], scope='notes:read', azp=azp)}"
+        return mcp
+
+    first = as_client("kc-a")
+    basket = first.call("tools/call", {"name": "create_basket", "arguments": {}})["structuredContent"]["basket_id"]
+    assert as_client("kc-b").call("tools/call", {"name": "view_basket", "arguments": {"basket_id": basket}})["isError"]
+    assert (
+        not as_client("kc-a")
+        .call("tools/call", {"name": "view_basket", "arguments": {"basket_id": basket}})
+        .get("isError")
+    )
+
+
+def test_grant_keys_fit_their_columns_and_never_collide_by_truncation() -> None:
+    from mcp_tools.auth.oauth import token_principal
+
+    short = token_principal("user:7", "app", {"notes:read"})
+    assert (short.key, short.subject, short.owner) == ("user:7/client:app", "user:7", "user:7")
+    assert token_principal("client:app", "app", set()).key == "client:app"
+    assert token_principal("sub:x", None, set()).key == "sub:x"
+    long_a = token_principal("sub:" + "s" * 300, "a", set())
+    long_b = token_principal("sub:" + "s" * 300, "b", set())
+    assert long_a.key != long_b.key
+    assert len(long_a.key) <= 255
+    assert long_a.key.startswith("grant:")
