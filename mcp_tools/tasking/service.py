@@ -155,17 +155,22 @@ def enqueue(task: McpTask) -> None:
 # --------------------------------------------------------------------------- methods
 
 
+def _scopes(principal: Principal) -> frozenset[str] | None:
+    """The token's scopes expanded under the current catalog (None: not restricted by scope)."""
+    return get_catalog().scoped(principal).scopes if principal.granted is not None else principal.scopes
+
+
 def reachable_tasks(principal: Principal) -> TaskQuerySet:
-    """The tasks of this grant that its token's scopes (expanded under the current catalog)
-    still cover."""
-    scopes = get_catalog().scoped(principal).scopes if principal.granted is not None else principal.scopes
-    return McpTask.objects.reachable_by(principal.key, scopes)
+    """The tasks of this grant that its token's scopes still cover."""
+    return McpTask.objects.reachable_by(principal.key, _scopes(principal))
 
 
 def find_task(params: dict[str, Any], principal: Principal) -> McpTask:
+    """The grant's task, if the token still carries the scopes its tool required (one query)."""
     task_id = wire.task_id_param(params)
-    task = reachable_tasks(principal).filter(pk=task_id).first()
-    if task is None:
+    task = McpTask.objects.owned_by(principal.key).filter(pk=task_id).first()
+    scopes = _scopes(principal) if task is not None else None
+    if task is None or (scopes is not None and not set(task.required_scopes.split()) <= scopes):
         raise wire.task_not_found()
     return task
 
