@@ -92,9 +92,10 @@ def record(
     try:
         values = {
             "created_at": timezone.now(),
-            "principal_key": principal.key[:255],
+            "principal_key": principal.owner[:255],
             "user": user_id,
             "client_id": (principal.client_id or "")[:255],
+            "scopes": "" if principal.granted is None else " ".join(sorted(principal.granted)),
             "tool_name": str(tool_name)[:128],
             "tool_version": tool_version,
             "arguments": summarize_arguments(arguments or {}, sensitive),

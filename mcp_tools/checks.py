@@ -6,6 +6,8 @@
 - mcp_tools.E002: an OAuth backend is configured without a usable RESOURCE_URL.
 - mcp_tools.W003: DOT's issuer is not the first of the PRM authorization_servers.
 - mcp_tools.W004: the endpoint is open to anyone (AllowAnyBackend) while DEBUG is off.
+- mcp_tools.W005: an enabled ``drf.view``/``celery.task`` tool has no required scope while an
+  OAuth backend is on (any token may call it).
 """
 
 from __future__ import annotations
@@ -147,7 +149,44 @@ def check_tools(app_configs: Any = None, databases: Any = None, **kwargs: Any) -
     return messages
 
 
+def check_open_doors(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W005: an enabled tool of a kind that reaches into the site (``drf.view``, ``celery.task``)
+    with no required scope, while an OAuth backend is on: any token may call it."""
+    if not databases:
+        return []
+    from django.db.models import Count
+
+    from .auth import open_door, scopes_enforced
+    from .models import Tool
+
+    if not scopes_enforced():
+        return []
+    try:
+        rows = list(
+            Tool.objects.enabled()
+            .annotate(scope_count=Count("required_scopes"))
+            .filter(scope_count=0)
+            .values_list("name", "handler_key")
+        )
+    except DatabaseError:
+        return []  # not migrated yet
+    messages: list[CheckMessage] = []
+    for name, key in rows:
+        warning = open_door(name, key, enabled=True, has_scope=False)
+        if warning:
+            messages.append(
+                Warning(
+                    warning,
+                    hint="Give the tool a required scope (granted only to whom it is meant for), or disable it.",
+                    obj=name,
+                    id="mcp_tools.W005",
+                )
+            )
+    return messages
+
+
 def register() -> None:
     register_check(check_settings)
     register_check(check_open_endpoint, Tags.security)
     register_check(check_tools, Tags.database)
+    register_check(check_open_doors, Tags.database, Tags.security)

@@ -46,6 +46,10 @@ class HandlerKind:
     # the derived output schema says (proven by the kind's tests, for every value it can write).
     # The runner then skips the output-schema check of those tools (see ``vouches_for_output``).
     trusted_output: TrustHook | None = None
+    # True for kinds that reach into the site beyond the tool row (a DRF view, a Celery task):
+    # under an OAuth backend, an enabled tool of such a kind with no required scope is callable
+    # by every token; check mcp_tools.W005 and the admin warn about it.
+    needs_scope: bool = False
 
     def derived_schemas(self, config: Any) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
         """(input, output) schemas for a row with ``config``, or None when the row states its own.

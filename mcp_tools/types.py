@@ -27,7 +27,14 @@ ContentBlock = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: the key binds sessions, tasks and handles to their owner.
+    """Who is calling: ``key`` names the grant, ``subject`` the user (or client) behind it.
+
+    ``key`` binds everything a later request can reach by id (legacy sessions, tasks and their
+    results, pending requests for input, approvals, handles, ``requestState``) to the grant
+    that made it: the user *and* the OAuth client (``grant_key``), so another application's
+    token of the same user reaches none of it. ``subject`` is the user-level key (the key
+    without the client): what stays per user, such as rate limits and stream slots, so a user
+    cannot multiply them with several applications. Empty: the same as ``key``.
 
     ``scopes`` is ``None`` when the backend does not restrict by scope. OAuth backends set
     only ``granted``; ``Catalog.scoped`` expands it into ``scopes`` with the implications of
@@ -47,6 +54,13 @@ class Principal:
     # The user's primary key when the backend knows it without loading the user (``user`` may
     # be lazy): the audit trail records it without a query.
     user_id: Any = None
+    # The user-level key (``user:<pk>``, ``sub:<subject>``, ``client:<id>``); "": ``key``.
+    subject: str = ""
+
+    @property
+    def owner(self) -> str:
+        """The user-level key: rate limits and stream slots count per user, not per grant."""
+        return self.subject or self.key
 
     @property
     def scope_key(self) -> str:
@@ -55,6 +69,22 @@ class Principal:
 
 
 ANONYMOUS = Principal(key="anonymous")
+
+# Stored keys are at most 255 characters; a longer grant key is stored as its digest.
+_KEY_LIMIT = 200
+
+
+def grant_key(subject: str, client_id: str | None) -> str:
+    """The key of a grant: ``<subject>/client:<client_id>`` (just ``subject`` without a client).
+
+    A key longer than the columns allow is replaced by its SHA-256 (never truncated: two
+    grants must not share a key)."""
+    import hashlib
+
+    key = subject if not client_id or subject == f"client:{client_id}" else f"{subject}/client:{client_id}"
+    if len(key) > _KEY_LIMIT:
+        key = "grant:" + hashlib.sha256(key.encode("utf-8")).hexdigest()
+    return key
 
 
 _MISSING: Any = object()
@@ -129,13 +159,23 @@ class ToolContext:
         """Whether the client can answer ``sample`` (it declared sampling)."""
         return self._asker is not None and self._asker.can(SAMPLE)
 
-    def elicit(self, message: str, schema: Mapping[str, Any], *, key: str | None = None) -> Elicited:
+    def elicit(
+        self, message: str, schema: Mapping[str, Any], *, key: str | None = None, once: bool = False
+    ) -> Elicited:
         """Ask the user to fill in a form (``schema``: a flat object of primitive properties).
 
         On 2026-07-28 the handler runs again from the start once the answer is in (see the
         README): do side effects after the questions. Never ask for secrets in a form.
+        ``once``: an accepted answer authorizes work that must not run twice (a destructive
+        confirmation, asked last, just before the work): on 2026-07-28 a replay of the retry
+        that carried it is asked again instead of being answered from its ``requestState``
+        (on a stream or in a task, every answer is single-use already).
         """
         answer = self._ask(ELICIT, {"message": message, "requestedSchema": dict(schema)}, key)
+        if once and answer.get("action") == "accept":
+            redeem = getattr(self._asker, "redeem", None)
+            if redeem is not None:
+                redeem()
         content = answer.get("content")
         return Elicited(action=answer["action"], content=dict(content) if isinstance(content, dict) else None)
 

@@ -18,6 +18,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.text import capfirst
 
+from ..auth import open_door
 from ..editing.history import compare, current_state, restore
 from ..editing.preview import preview
 from ..editing.transfer import ImportRejected, dumps, export_tools, import_tools, loads
@@ -26,7 +27,7 @@ from ..registry import registry
 from ..tasking import tasks_enabled
 from .config_fields import config_fieldsets
 from .forms import TOOL_FIELDSETS, ImportForm, ToolForm, TryForm
-from .trial import try_tool
+from .trial import grantable_scopes, try_tool
 
 
 class HandlerKindFilter(admin.SimpleListFilter):
@@ -130,6 +131,22 @@ class ToolAdmin(RevisionsByUser):
         obj.updated_by = request.user  # type: ignore[assignment]
         super().save_model(request, obj, form, change)
 
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        self._warn_open_doors(request, [form.instance])
+
+    def _warn_open_doors(self, request: HttpRequest, tools: Any) -> None:
+        """Say so when a save leaves a tool that reaches into the site callable by any token
+        (check mcp_tools.W005)."""
+        for tool in tools:
+            warning = open_door(tool.name, tool.handler_key, tool.enabled, tool.required_scopes.exists())
+            if warning:
+                self.message_user(
+                    request,
+                    f"{warning} Give it a required scope granted only to whom it is meant for.",
+                    messages.WARNING,
+                )
+
     def _bulk(self, request: HttpRequest, comment: str) -> contextlib.AbstractContextManager[None]:
         """One transaction, one catalog version and one revision per tool for a bulk change."""
         return bulk_change(request.user, comment)
@@ -181,6 +198,8 @@ class ToolAdmin(RevisionsByUser):
             + (" The catalog version moved once." if done else " Nothing changed."),
             messages.SUCCESS if done else messages.INFO,
         )
+        if enabled:
+            self._warn_open_doors(request, queryset.filter(enabled=True))
 
     @admin.action(description="Duplicate selected tools (copies start disabled)", permissions=["add"])
     def duplicate_tools(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
@@ -401,6 +420,8 @@ class ToolAdmin(RevisionsByUser):
             tool=tool,
             form=form,
             trial=trial,
+            # What the trial runs with: the scopes this user could be granted (None: no OAuth).
+            trial_scopes=grantable_scopes(request.user),
             input_schema=pretty(tool.input_schema),
             result=_result_view(trial.result) if trial and trial.result is not None else None,
             response_json=pretty(trial.response) if trial and trial.response is not None else "",

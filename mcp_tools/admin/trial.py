@@ -2,7 +2,14 @@
 
 The request goes through ``services.handle_request`` like one from the endpoint: the catalog
 lookup, argument validation, the rate limit (the staff user's own bucket, as ``user:<pk>``), the
-runner and the audit row (principal ``user:<pk>``, client ``django-admin``).
+runner and the audit row (principal ``user:<pk>``, client ``django-admin``, and the scopes).
+
+Under an OAuth backend the trial runs within a real grant: the scopes this user could be
+granted (what ``mcp_token --scopes all`` and the consent page would give: active scopes not
+restricted to groups the user is not in, ``entitled``), so Try it never reaches a tool no token
+of this user could call. A tool outside them is refused before the call, saying which scope is
+missing and why. Under a backend without scopes (the open one) every tool is callable, as for
+any caller of the endpoint.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from ..auth import AuthFailure
 from ..protocol.jsonrpc import Request
 from ..protocol.versions import get_revision
 from ..services import Exchange, handle_request
-from ..types import Principal
+from ..types import Principal, grant_key
 
 CLIENT_ID = "django-admin"
 
@@ -40,20 +47,87 @@ class Trial:
         return None if self.response is None else self.response.get("error")
 
 
-def staff_principal(user: Any) -> Principal:
-    """The staff user as a caller: the key an OAuth token of the same user gets, no scope limit."""
-    return Principal(key=f"user:{user.pk}", user=user, client_id=CLIENT_ID)
+def scoped_backend() -> bool:
+    """Whether the configured backend restricts by scope (an OAuth backend)."""
+    from ..auth import get_auth_backend
+    from ..auth.oauth import OAuthBackend
+
+    return isinstance(get_auth_backend(), OAuthBackend)
+
+
+def grantable_scopes(user: Any) -> list[str] | None:
+    """The scopes ``user`` could be granted (``entitled``: active, not restricted to groups the
+    user is not in); None when the backend does not restrict by scope."""
+    if not scoped_backend():
+        return None
+    from ..auth.oauth import entitled
+    from ..models import Scope
+
+    return entitled(user, sorted(Scope.objects.filter(active=True).values_list("name", flat=True)))
+
+
+def staff_principal(user: Any, scopes: list[str] | None = None) -> Principal:
+    """The staff user as a caller of the ``django-admin`` client: with ``scopes`` granted (an
+    OAuth backend), or unrestricted (None: a backend without scopes)."""
+    subject = f"user:{user.pk}"
+    return Principal(
+        key=grant_key(subject, CLIENT_ID),
+        user=user,
+        client_id=CLIENT_ID,
+        granted=None if scopes is None else frozenset(scopes),
+        user_id=user.pk,
+        subject=subject,
+    )
+
+
+def missing_scopes(name: str, user: Any, scopes: list[str]) -> str:
+    """Why ``user`` cannot call the tool ``name`` with ``scopes``: "" when nothing is missing
+    (or the tool is not in the catalog: the call answers that)."""
+    from ..catalog import get_catalog
+    from ..models import Scope
+
+    catalog = get_catalog()
+    tool = catalog.get(name)
+    if tool is None:
+        return ""
+    held = catalog.scopes.expand(frozenset(scopes))
+    missing = sorted(tool.required_scopes - held)
+    if not missing:
+        return ""
+    rows = {s.name: s for s in Scope.objects.filter(name__in=missing).prefetch_related("groups")}
+    reasons = []
+    for scope in missing:
+        row = rows.get(scope)
+        if row is None:
+            why = "no such scope exists"
+        elif not row.active:
+            why = "the scope is inactive, so it is never granted"
+        else:
+            groups = ", ".join(sorted(g.name for g in row.groups.all())) or "no group"
+            why = f"it is granted only to members of {groups}, and you are in none of them"
+        reasons.append(f"{scope} ({why})")
+    return (
+        f"Not run: the tool requires {', '.join(missing) if len(missing) > 1 else missing[0]}, which no token "
+        f"of yours could carry: {'; '.join(reasons)}. A client of yours would get 'Unknown tool'."
+    )
 
 
 def try_tool(name: str, arguments: dict[str, Any], user: Any, version: str) -> Trial:
     params = {"name": name, "arguments": arguments}
     request = Request(id=f"admin-try-{uuid.uuid4().hex[:12]}", method="tools/call", params=params)
     trial = Trial()
+    scopes = grantable_scopes(user)
+    if scopes is not None:
+        refusal = missing_scopes(name, user, scopes)
+        if refusal:
+            trial.http_status, trial.refusal = 403, refusal
+            return trial
 
     def emit(message: bytes) -> None:
         trial.notifications.append(orjson.loads(message))
 
-    exchange = Exchange(revision=get_revision(version), principal=staff_principal(user), headers={}, emit=emit)
+    principal = staff_principal(user, scopes)
+    exchange = Exchange(revision=get_revision(version), principal=principal, headers={}, emit=emit)
     try:
         answer = handle_request(request, exchange)
     except AuthFailure as exc:

@@ -8,6 +8,7 @@ from typing import Any
 from ..exceptions import InputNeeded
 from ..protocol import inputs
 from .answers import check_question, checked_answer
+from .state import redeem
 
 
 class ReplayAsker:
@@ -16,16 +17,25 @@ class ReplayAsker:
     ``answers`` maps a question's key to ``{"d": digest, "r": answer}``; an answer is used only
     for the very question it answered (same key, same digest), so a question that changed
     between rounds (another total in a confirmation) is asked again.
+
+    A confirmation of work that must not run twice (``ctx.elicit(..., once=True)``) is used
+    only by the first run that carries the ``requestState`` it was answered with (``redeem``):
+    a replay of that retry is asked the question again, as a fresh call would be.
     """
 
-    __slots__ = ("answers", "capabilities", "count", "used", "version")
+    __slots__ = ("_last", "answers", "capabilities", "count", "nonce", "redeemed", "used", "version")
 
-    def __init__(self, capabilities: dict[str, Any], version: str, answers: dict[str, dict[str, Any]]) -> None:
+    def __init__(
+        self, capabilities: dict[str, Any], version: str, answers: dict[str, dict[str, Any]], nonce: str = ""
+    ) -> None:
         self.capabilities = capabilities
         self.version = version
         self.answers = answers
+        self.nonce = nonce  # of the requestState this run was given
         self.used: dict[str, dict[str, Any]] = {}  # the answers this run consumed, in order
         self.count = 0
+        self.redeemed = False
+        self._last: tuple[str, dict[str, Any]] | None = None  # the last question answered from the state
 
     def can(self, method: str) -> bool:
         return inputs.client_can(method, self.capabilities, self.version)
@@ -41,6 +51,19 @@ class ReplayAsker:
         known = self.answers.get(key)
         if known is not None and known.get("d") == digest:
             self.used[key] = known
+            self._last = (key, {"method": method, "params": shaped})
             return checked_answer(method, params, known.get("r"))
         # The service refuses (-32021) a question the client did not declare it can answer.
         raise InputNeeded({key: {"method": method, "params": shaped}})
+
+    def redeem(self) -> None:
+        """The last answer authorizes work that must not run twice: use this run's state for
+        it, or, if a run already did, drop the answer and ask the question again."""
+        if self._last is None or self.redeemed:
+            return
+        if redeem(self.nonce):
+            self.redeemed = True
+            return
+        key, question = self._last
+        self.used.pop(key, None)
+        raise InputNeeded({key: question})

@@ -4,17 +4,23 @@ T-D2: the state is attacker-controlled input, so it is signed (``django.core.sig
 with ``SECRET_KEY``) and carries, inside the signature, a digest of the principal's key, the
 tool's name, a digest of the arguments, and its creation time (it expires after
 ``REQUEST_STATE_TTL_SECONDS``). It holds the answers the client gave in earlier rounds (each
-with the digest of the question it answers) and the questions of the last round.
+with the digest of the question it answers) and the questions of the last round, and a random
+nonce: an accepted confirmation (``ctx.elicit(..., once=True)``) is used by the retry that
+carries a given state once (``redeem``), never by a replay of it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import secrets
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import orjson
 from django.core import signing
+from django.db import DatabaseError, router, transaction
+from django.utils import timezone
 
 from ..conf import mcp_settings
 from ..types import Principal
@@ -37,6 +43,8 @@ class RequestState:
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     # key -> {"m": method, "d": question digest}: what the last round asked
     pending: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The nonce of the state this one was opened from ("" for a fresh call).
+    nonce: str = ""
 
 
 def _digest(value: Any) -> str:
@@ -51,6 +59,7 @@ def seal_state(principal: Principal, tool_name: str, arguments: dict[str, Any], 
         "a": _digest(arguments),
         "r": state.answers,
         "k": state.pending,
+        "n": secrets.token_urlsafe(18),
     }
     return signing.dumps(payload, salt=SALT, compress=True)
 
@@ -73,4 +82,28 @@ def open_state(token: Any, principal: Principal, tool_name: str, arguments: dict
         raise StateRefused("requestState was issued to another caller")
     if payload.get("t") != tool_name or payload.get("a") != _digest(arguments):
         raise StateRefused("requestState belongs to another call: send the tool name and arguments of the first try")
-    return RequestState(answers=dict(payload.get("r") or {}), pending=dict(payload.get("k") or {}))
+    nonce = payload.get("n")
+    return RequestState(
+        answers=dict(payload.get("r") or {}),
+        pending=dict(payload.get("k") or {}),
+        nonce=nonce if isinstance(nonce, str) else "",
+    )
+
+
+def redeem(nonce: str) -> bool:
+    """Use the state ``nonce`` names for an accepted confirmation: True the first time only.
+
+    One INSERT on the primary key, so two processes racing with the same state cannot both
+    win (on any database); a failure to insert is a refusal, never a second use.
+    """
+    from ..models import McpRedemption
+
+    if not nonce:
+        return False
+    expires = timezone.now() + timedelta(seconds=int(mcp_settings.REQUEST_STATE_TTL_SECONDS) + 60)
+    try:
+        with transaction.atomic(using=router.db_for_write(McpRedemption)):
+            McpRedemption.objects.create(nonce=nonce[:64], expires_at=expires)
+    except DatabaseError:  # taken already (IntegrityError), or the insert failed: never a second use
+        return False
+    return True

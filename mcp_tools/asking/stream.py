@@ -110,18 +110,22 @@ class StreamAsker:
         self.emit(orjson.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": note}))
 
 
-def record_answer(session_id: str, principal_key: str, request_id: Any, result: Any, error: Any) -> bool:
+def record_answer(
+    session_id: str, principal_key: str, request_id: Any, result: Any, error: Any, tasks: Any = None
+) -> bool:
     """Store the client's answer to a request of ours, from whichever process took the POST.
 
     Only a request this principal still waits for takes it: a call's request from the session
     that made the call, a task's request (2025-11-25, sent on a ``tasks/result`` stream) from any
-    session of the task's owner. Anything else (an unknown id, a second answer, another
+    session of the task's owner whose token still reaches the task (``tasks``: a queryset of
+    them; None: any task of the owner). Anything else (an unknown id, a second answer, another
     session's or principal's id) is ignored.
     """
     if not isinstance(request_id, str) or not request_id.startswith("mcp-tools-"):
         return False
+    of_task = Q(task__isnull=False) if tasks is None else Q(task__in=tasks)
     updated = McpPendingInput.objects.filter(
-        Q(session_id=session_id, task__isnull=True) | Q(task__isnull=False),
+        Q(session_id=session_id, task__isnull=True) | of_task,
         pk=request_id,
         principal_key=principal_key,
         answered_at__isnull=True,

@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 from .base import AllowAnyBackend, AuthFailure, BaseAuthBackend, get_auth_backend
-from .oauth import DOTBackend, JWTBackend
+from .oauth import DOTBackend, JWTBackend, open_door, scopes_enforced
 
-__all__ = ["AllowAnyBackend", "AuthFailure", "BaseAuthBackend", "DOTBackend", "JWTBackend", "get_auth_backend"]
+__all__ = [
+    "AllowAnyBackend",
+    "AuthFailure",
+    "BaseAuthBackend",
+    "DOTBackend",
+    "JWTBackend",
+    "get_auth_backend",
+    "open_door",
+    "scopes_enforced",
+]

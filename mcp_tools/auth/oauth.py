@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from ..types import Principal
+from ..types import Principal, grant_key
 from .base import AuthFailure, BaseAuthBackend
 
 if TYPE_CHECKING:
@@ -154,11 +154,39 @@ class OAuthBackend(BaseAuthBackend):
         return challenge(403, "insufficient_scope", description, needed)
 
 
+def scopes_enforced() -> bool:
+    """Whether the configured backend is an OAuth backend (tokens carry scopes)."""
+    from ..conf import mcp_settings
+
+    cls = mcp_settings.AUTH_BACKEND
+    return isinstance(cls, type) and issubclass(cls, OAuthBackend)
+
+
+def open_door(name: str, handler_key: str, enabled: bool, has_scope: bool) -> str:
+    """A warning for an enabled tool of a kind that reaches into the site (``needs_scope``:
+    ``drf.view``, ``celery.task``) with no required scope while an OAuth backend is on: every
+    token may call it. "" when there is nothing to say."""
+    from ..registry import registry
+
+    kind = registry.get(handler_key) if enabled and not has_scope else None
+    if kind is None or not kind.needs_scope or not scopes_enforced():
+        return ""
+    return (
+        f"Tool {name!r} ({handler_key}) is enabled with no required scope: every OAuth token, whatever its "
+        "scopes, may call it."
+    )
+
+
 def token_principal(
-    key: str, client_id: str | None, granted: set[str], user: Any = None, user_id: Any = None
+    subject: str, client_id: str | None, granted: set[str], user: Any = None, user_id: Any = None
 ) -> Principal:
-    """The caller of a token, with its scopes as granted (``Catalog.scoped`` expands them)."""
-    return Principal(key, user, client_id, granted=frozenset(granted), user_id=user_id)
+    """The caller of a token, with its scopes as granted (``Catalog.scoped`` expands them).
+
+    Its key is the grant's (``subject`` and the client the token was issued to): what one
+    application's token creates, another application's token of the same user cannot reach."""
+    return Principal(
+        grant_key(subject, client_id), user, client_id, granted=frozenset(granted), user_id=user_id, subject=subject
+    )
 
 
 def entitled(user: Any, names: list[str]) -> list[str]:

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from ..conf import mcp_settings
 from ..exceptions import ToolError
-from ..models import McpHandle, McpPendingInput
+from ..models import McpHandle, McpPendingInput, McpRedemption
 from ..types import Handle, HandleKind, Principal
 from .kinds import kinds
 
@@ -155,6 +155,8 @@ def _handle(kind: HandleKind, row: McpHandle) -> Handle:
 
 
 def purge_expired(batch_size: int | None = None) -> tuple[int, int]:
-    """Delete expired handles and abandoned input requests in batches: (handles, requests)."""
+    """Delete expired handles, abandoned input requests and the used confirmations of expired
+    ``requestState`` tokens in batches: (handles, requests and confirmations)."""
     size = batch_size or int(mcp_settings.HANDLE_PURGE_BATCH)
-    return McpHandle.objects.delete_expired(size), McpPendingInput.objects.delete_expired(size)
+    requests = McpPendingInput.objects.delete_expired(size) + McpRedemption.objects.delete_expired(size)
+    return McpHandle.objects.delete_expired(size), requests

@@ -2,7 +2,7 @@
 
 from .approvals import ApprovalState, McpApproval
 from .audit import AuditEvent, AuditOutcome
-from .handles import McpHandle, McpPendingInput
+from .handles import McpHandle, McpPendingInput, McpRedemption
 from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
 from .tasks import McpTask, TaskStatus, new_task_id
@@ -38,6 +38,7 @@ __all__ = [
     "CatalogVersion",
     "McpApproval",
     "McpHandle",
+    "McpRedemption",
     "McpPendingInput",
     "McpSession",
     "McpTask",

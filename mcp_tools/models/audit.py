@@ -36,6 +36,9 @@ class AuditEvent(models.Model):
         db_constraint=False,
     )
     client_id = models.CharField(_("client"), max_length=255, blank=True, db_index=True)
+    # The scopes the call ran with, as granted (space-separated); "" under a backend that does
+    # not restrict by scope. Try it records the scopes the staff user could be granted.
+    scopes = models.TextField(_("scopes"), blank=True, default="")
     tool_name = models.CharField(_("tool"), max_length=128, db_index=True)
     tool_version = models.PositiveIntegerField(_("tool version"), null=True)
     arguments = models.JSONField(_("arguments (summary)"), default=dict, blank=True)

@@ -92,3 +92,29 @@ class McpPendingInput(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method} {self.id}"
+
+
+class RedemptionQuerySet(ExpiringQuerySet["McpRedemption"]):
+    pass
+
+
+class McpRedemption(models.Model):
+    """A ``requestState`` whose accepted confirmation was used (2026-07-28): at most once.
+
+    ``ctx.elicit(..., once=True)`` answers from a state only if inserting the state's nonce
+    here succeeds (the primary key makes it atomic across processes and databases); a replay
+    of the same retry is asked again. Rows live as long as the state could (purged with
+    expired handles).
+    """
+
+    nonce = models.CharField(_("nonce"), primary_key=True, max_length=64, editable=False)
+    expires_at = models.DateTimeField(_("expires at"), db_index=True, editable=False)
+
+    objects = RedemptionQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("used confirmation")
+        verbose_name_plural = _("used confirmations")
+
+    def __str__(self) -> str:
+        return self.nonce

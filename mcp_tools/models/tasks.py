@@ -40,6 +40,17 @@ class TaskQuerySet(ExpiringQuerySet["McpTask"]):
     def owned_by(self, principal_key: str) -> TaskQuerySet:
         return self.live().filter(principal_key=principal_key)
 
+    def reachable_by(self, principal_key: str, scopes: frozenset[str] | None) -> TaskQuerySet:
+        """The live tasks of a grant whose required scopes ``scopes`` (expanded) still cover;
+        ``None``: a backend that does not restrict by scope. One extra query (the few distinct
+        scope sets of the grant's tasks), so a page of tasks/list is filtered in the database."""
+        rows = self.owned_by(principal_key)
+        if scopes is None:
+            return rows
+        sets = set(rows.order_by().values_list("required_scopes", flat=True).distinct())
+        covered = [s for s in sets if set(s.split()) <= scopes]
+        return rows.filter(required_scopes__in=covered)
+
     def move(self, pk: str, status: str, *, attempt: int | None = None, **fields: Any) -> bool:
         """Change status only along a legal transition (T11-7); False when the row was elsewhere.
 
@@ -57,6 +68,10 @@ class McpTask(models.Model):
     id = models.CharField(primary_key=True, max_length=64, default=new_task_id, editable=False)
     principal_key = models.CharField(_("owner"), max_length=255, editable=False)
     principal_data = models.JSONField(_("owner details"), default=dict, blank=True, editable=False)
+    # The scopes the task's tool required when it was created, sorted and space-separated: a
+    # token reaches the task (status, result, input, cancel, list) only while it still carries
+    # them, so a narrower token of the same grant cannot read what a wider one started.
+    required_scopes = models.TextField(_("required scopes"), blank=True, default="", editable=False)
     protocol_version = models.CharField(_("protocol version"), max_length=16, editable=False)
     tool_name = models.CharField(_("tool"), max_length=128, editable=False)
     tool_version = models.PositiveIntegerField(_("tool version"), editable=False)

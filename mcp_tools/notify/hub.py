@@ -261,7 +261,7 @@ def acquire_stream_slot(principal: Principal) -> bool:
     if not limit:
         return True
     # A worker that died holding slots frees them at the latest one stream lifetime later.
-    return acquire_slot(f"streams:{principal.key}", limit, int(mcp_settings.SSE_MAX_SECONDS) + 60)
+    return acquire_slot(f"streams:{principal.owner}", limit, int(mcp_settings.SSE_MAX_SECONDS) + 60)
 
 
 _release_lock = threading.Lock()
@@ -286,4 +286,4 @@ def release(listener: Listener) -> None:
 
 def release_stream_slot(principal: Principal) -> None:
     if mcp_settings.MAX_STREAMS_PER_PRINCIPAL:
-        release_slot(f"streams:{principal.key}")
+        release_slot(f"streams:{principal.owner}")

@@ -13,6 +13,7 @@ from ..protocol import errors as e
 from ..protocol import inputs
 from ..protocol.jsonrpc import Response
 from ..runner import error, shape_result
+from ..tasking.service import reachable_tasks
 from ..types import Asker, Principal
 from .exchange import Exchange
 from .sessions import Session
@@ -23,8 +24,8 @@ logger = logging.getLogger("mcp_tools")
 def asker_for(ex: Exchange, tool: CompiledTool, arguments: dict[str, Any], params: Mapping[str, Any]) -> Asker | None:
     """Who answers the handler's questions in this call; a bad requestState is -32602 (T-D2)."""
     if ex.modern is not None:
-        answers = _answers_so_far(ex.principal, tool, arguments, params)
-        return ReplayAsker(ex.modern.client_capabilities, ex.revision.version, answers)
+        answers, nonce = _answers_so_far(ex.principal, tool, arguments, params)
+        return ReplayAsker(ex.modern.client_capabilities, ex.revision.version, answers, nonce)
     if ex.session is not None:
         return StreamAsker(ex.revision.version, ex.session.pk, ex.principal.key, ex.emit, ex.cancelled)
     return None
@@ -32,13 +33,14 @@ def asker_for(ex: Exchange, tool: CompiledTool, arguments: dict[str, Any], param
 
 def _answers_so_far(
     principal: Principal, tool: CompiledTool, arguments: dict[str, Any], params: Mapping[str, Any]
-) -> dict[str, dict[str, Any]]:
+) -> tuple[dict[str, dict[str, Any]], str]:
+    """The answers of earlier rounds and this one, and the nonce of the state they came in."""
     token = params.get("requestState")
     responses = params.get("inputResponses")
     if responses is not None and not isinstance(responses, dict):
         raise e.invalid_params("tools/call params.inputResponses must be an object")
     if token is None:
-        return {}  # answers without a state answer nothing we asked; the handler asks again
+        return {}, ""  # answers without a state answer nothing we asked; the handler asks again
     try:
         state = open_state(token, principal, tool.name, arguments)
     except StateRefused as exc:
@@ -51,7 +53,7 @@ def _answers_so_far(
         if problems:
             raise e.invalid_params(f"inputResponses[{key!r}] is malformed: " + "; ".join(problems))
         answers[key] = {"d": asked["d"], "r": responses[key]}
-    return answers  # answers to keys never asked are ignored (T-D1)
+    return answers, state.nonce  # answers to keys never asked are ignored (T-D1)
 
 
 def input_required(
@@ -76,4 +78,6 @@ def input_required(
 
 def accept_answer(message: Response, session: Session, principal: Principal) -> None:
     """A legacy client's answer to a request of ours: hand it to the process that waits for it."""
-    record_answer(session.pk, principal.key, message.id, message.result, message.error)
+    # A task's request only from a token that still reaches the task (its tool's scopes).
+    reachable = reachable_tasks(principal).values("pk")
+    record_answer(session.pk, principal.key, message.id, message.result, message.error, reachable)

@@ -182,7 +182,7 @@ def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | Non
         if not isinstance(gate, _Approved):
             return gate  # the refusal, or None: cancelled while waiting
     bound = mcp_settings.MAX_CALLS_PER_PRINCIPAL
-    slot = f"calls:{ex.principal.key}"
+    slot = f"calls:{ex.principal.owner}"
     if bound and not ratelimit.acquire_slot(slot, bound, CALL_SLOT_SECONDS):
         message = f"Too many of your tool calls are running at once (limit {bound}); retry when one has finished."
         note.update(outcome="rate_limited", detail=message)
@@ -266,7 +266,7 @@ def _rate_limited(tool: CompiledTool, ex: Exchange) -> tuple[str, float] | None:
         rate = ratelimit.parse_rate(mcp_settings.RATE_LIMIT)
     if rate is None:
         return None
-    retry = ratelimit.hit(f"{ex.principal.key}\0{tool.name}", rate)
+    retry = ratelimit.hit(f"{ex.principal.owner}\0{tool.name}", rate)
     if retry is None:
         return None
     seconds = int(retry) if retry == int(retry) else retry

@@ -1,8 +1,10 @@
 """Tasks: create a row and enqueue it, serve the task methods, and shape a row per revision.
 
 One row (``McpTask``) per task; the two revision families see it through the adapters in
-``mcp_tools.protocol.tasks``. Ownership is ``principal.key``: every lookup filters on it, so a
-foreign task id answers exactly like an unknown one (T11-16, TX-13). The worker side is
+``mcp_tools.protocol.tasks``. Ownership is ``principal.key`` (the grant: user and client) and
+the scopes the tool required (``McpTask.required_scopes``): every lookup filters on both, so a
+foreign task id, or one the token's scopes no longer cover, answers exactly like an unknown one
+(T11-16, TX-13). The worker side is
 ``worker.py``; the Celery tasks are ``jobs.py`` and ``beat.py``; lost workers: ``recovery.py``.
 """
 
@@ -18,9 +20,10 @@ import orjson
 from django.utils import timezone
 
 from ..asking import outstanding
-from ..catalog import CompiledTool
+from ..catalog import CompiledTool, get_catalog
 from ..conf import mcp_settings
 from ..models import McpTask
+from ..models.tasks import TaskQuerySet
 from ..protocol import errors as e
 from ..protocol import tasks as wire
 from ..protocol import versions as v
@@ -100,7 +103,9 @@ def create_task(
             "client_id": principal.client_id,
             "scopes": None if principal.scopes is None else sorted(principal.scopes),
             "user_id": getattr(user, "pk", None),
+            "subject": principal.owner,
         },
+        required_scopes=" ".join(sorted(tool.required_scopes)),
         protocol_version=rev.version,
         tool_name=tool.name,
         tool_version=tool.version,
@@ -150,10 +155,22 @@ def enqueue(task: McpTask) -> None:
 # --------------------------------------------------------------------------- methods
 
 
+def _scopes(principal: Principal) -> frozenset[str] | None:
+    """The token's scopes expanded under the current catalog (None: not restricted by scope)."""
+    return get_catalog().scoped(principal).scopes if principal.granted is not None else principal.scopes
+
+
+def reachable_tasks(principal: Principal) -> TaskQuerySet:
+    """The tasks of this grant that its token's scopes still cover."""
+    return McpTask.objects.reachable_by(principal.key, _scopes(principal))
+
+
 def find_task(params: dict[str, Any], principal: Principal) -> McpTask:
+    """The grant's task, if the token still carries the scopes its tool required (one query)."""
     task_id = wire.task_id_param(params)
     task = McpTask.objects.owned_by(principal.key).filter(pk=task_id).first()
-    if task is None:
+    scopes = _scopes(principal) if task is not None else None
+    if task is None or (scopes is not None and not set(task.required_scopes.split()) <= scopes):
         raise wire.task_not_found()
     return task
 
@@ -218,7 +235,7 @@ def list_page(principal: Principal, cursor: Any, key: bytes, page_size: int) -> 
     """T11-12: the caller's live tasks, newest first, keyset-paginated with signed cursors."""
     from django.db.models import Q
 
-    rows = McpTask.objects.owned_by(principal.key).order_by("-created_at", "-id")
+    rows = reachable_tasks(principal).order_by("-created_at", "-id")
     if cursor is not None:
         position = decode_cursor(cursor, key, scope="tasks/list")
         stamp, _, last_id = position.partition("|")

@@ -48,6 +48,7 @@ def _principal(task: McpTask) -> Principal:
         user=user,
         client_id=data.get("client_id"),
         scopes=None if scopes is None else frozenset(scopes),
+        subject=str(data.get("subject") or ""),
     )
 
 

@@ -159,6 +159,7 @@ def run_celery_task(ctx: ToolContext) -> ToolResult:
 
 KIND = HandlerKind(
     key=KEY,
+    needs_scope=True,  # it reaches the site's own code: flagged when enabled with no required scope
     func=run_celery_task,
     config_schema=config_schema,
     label="Run a Celery task",

@@ -22,6 +22,7 @@ from django.db.models.deletion import ProtectedError, RestrictedError
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from rest_framework import relations, serializers
+from rest_framework.exceptions import ErrorDetail
 
 from ...exceptions import ToolError
 from ...registry import HandlerKind, registry
@@ -126,7 +127,8 @@ def confirm(toolset: ModelToolset, ctx: ToolContext, doing: str, done: str) -> N
             f"(it did not declare the elicitation capability). Ask the user, then use a client that "
             f"supports elicitation to {doing}."
         )
-    answer = ctx.elicit(f"Do you want to {doing}? This cannot be undone.", CONFIRM_SCHEMA)
+    # once: a replay of the retry that carried this acceptance is asked again, never obeyed.
+    answer = ctx.elicit(f"Do you want to {doing}? This cannot be undone.", CONFIRM_SCHEMA, once=True)
     if answer.action != "accept" or (answer.content or {}).get("confirm") is not True:
         how = {"decline": "declined", "cancel": "cancelled"}.get(answer.action, "did not confirm")
         raise ToolError(f"Nothing was {done}: the user {how} the confirmation to {doing}.")
@@ -241,13 +243,57 @@ def do_get(compiled: Compiled, ctx: ToolContext) -> Any:
     return _represent(compiled, _find(compiled, ctx))
 
 
-def _save(compiled: Compiled, serializer: Any, save: Callable[[], models.Model]) -> Any:
+UNUSABLE = "This value cannot be used."
+
+
+def _hide_foreign_duplicates(compiled: Compiled, serializer: Any, principal: Any, detail: Any) -> Any:
+    """Uniqueness errors (code ``unique``) that the caller's own rows do not explain say only
+    ``UNUSABLE``: "already exists" would tell the caller that a row it cannot reach (another
+    owner's, outside ``get_queryset``) holds the value. A duplicate among the caller's own rows
+    keeps the precise message (the caller can read those rows anyway). The refusal itself still
+    says the value is taken: a model whose rows are per owner should make the value unique per
+    owner (``UniqueConstraint(fields=["owner", ...])``)."""
+    if not isinstance(detail, Mapping):
+        return detail
+    data = serializer.initial_data if isinstance(getattr(serializer, "initial_data", None), Mapping) else {}
+    instance = getattr(serializer, "instance", None)
+    out: dict[str, Any] = {}
+    for name, messages in detail.items():
+        if isinstance(messages, list) and any(getattr(m, "code", None) == "unique" for m in messages):
+            explained = _own_duplicate(compiled, serializer, principal, instance, name, data)
+            messages = [
+                m if getattr(m, "code", None) != "unique" or explained else ErrorDetail(UNUSABLE, code="unusable")
+                for m in messages
+            ]
+        out[name] = messages
+    return out
+
+
+def _own_duplicate(
+    compiled: Compiled, serializer: Any, principal: Any, instance: Any, name: str, data: Mapping[str, Any]
+) -> bool:
+    """Whether one of the caller's own rows (``get_queryset``) holds ``data[name]``."""
+    field = serializer.fields.get(name) if hasattr(serializer, "fields") else None
+    source = getattr(field, "source", None)
+    if field is None or not isinstance(source, str) or "." in source or source == "*" or name not in data:
+        return False  # a constraint over several fields, or a computed source: never explained
+    try:
+        value = field.to_internal_value(data[name])
+        rows = compiled.toolset.get_queryset(principal).filter(**{source: value})
+        if instance is not None:
+            rows = rows.exclude(pk=instance.pk)
+        return bool(rows.exists())
+    except Exception:  # a value the field cannot take was refused for that reason already
+        return False
+
+
+def _save(compiled: Compiled, serializer: Any, save: Callable[[], models.Model], principal: Any = None) -> Any:
     if not serializer.is_valid():
-        raise FieldErrors(serializer.errors)
+        raise FieldErrors(_hide_foreign_duplicates(compiled, serializer, principal, serializer.errors))
     try:
         instance = save()
     except serializers.ValidationError as exc:  # the model's own validation (full_clean)
-        raise FieldErrors(exc.detail) from None
+        raise FieldErrors(_hide_foreign_duplicates(compiled, serializer, principal, exc.detail)) from None
     # Read back what the database holds (generated columns, defaults, precision): one query,
     # and one per to-many field. Not through get_queryset: the call just wrote this row.
     manager = compiled.toolset.model._default_manager
@@ -262,7 +308,9 @@ def _save(compiled: Compiled, serializer: Any, save: Callable[[], models.Model])
 def do_create(compiled: Compiled, ctx: ToolContext) -> Any:
     context = {"principal": ctx.principal}
     serializer = compiled.serializer_class(data=ctx.arguments, context=context)
-    return _save(compiled, serializer, lambda: compiled.toolset.perform_create(serializer, ctx.principal))
+    return _save(
+        compiled, serializer, lambda: compiled.toolset.perform_create(serializer, ctx.principal), ctx.principal
+    )
 
 
 def do_update(compiled: Compiled, ctx: ToolContext) -> Any:
@@ -272,7 +320,9 @@ def do_update(compiled: Compiled, ctx: ToolContext) -> Any:
         raise ToolError("data must be an object with the fields to change")
     context = {"principal": ctx.principal}
     serializer = compiled.serializer_class(instance, data=data, partial=True, context=context)
-    return _save(compiled, serializer, lambda: compiled.toolset.perform_update(serializer, ctx.principal))
+    return _save(
+        compiled, serializer, lambda: compiled.toolset.perform_update(serializer, ctx.principal), ctx.principal
+    )
 
 
 def do_delete(compiled: Compiled, ctx: ToolContext) -> dict[str, Any]:

@@ -226,6 +226,7 @@ def call_view(ctx: ToolContext) -> ToolResult:
 
 KIND = HandlerKind(
     key=KEY,
+    needs_scope=True,  # it reaches the site's own code: flagged when enabled with no required scope
     func=call_view,
     config_schema=config_schema,
     label="Call a DRF view of this site",

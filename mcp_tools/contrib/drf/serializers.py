@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models
 from django.utils.duration import duration_iso_string
 from rest_framework import ISO_8601, serializers
+from rest_framework.exceptions import ErrorDetail
 from rest_framework.settings import api_settings
 from rest_framework.utils import model_meta
 
@@ -114,9 +115,14 @@ def _full_clean(instance: models.Model) -> None:
     try:
         instance.full_clean()
     except DjangoValidationError as exc:
+        if not hasattr(exc, "error_dict"):
+            raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: exc.messages}) from exc
+        # Each message keeps its code ("unique", ...): the handler reads it (uniqueness errors).
         detail = {
-            (api_settings.NON_FIELD_ERRORS_KEY if key == "__all__" else key): value
-            for key, value in exc.message_dict.items()
+            (api_settings.NON_FIELD_ERRORS_KEY if key == "__all__" else key): [
+                ErrorDetail(message, code=error.code) for error in errors for message in error.messages
+            ]
+            for key, errors in exc.error_dict.items()
         }
         raise serializers.ValidationError(detail) from exc
 

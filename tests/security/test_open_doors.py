@@ -1,0 +1,68 @@
+"""Warnings where an admin opens a door: an enabled ``drf.view`` or ``celery.task`` tool with no
+required scope while an OAuth backend is on (any token may call it): system check
+mcp_tools.W005 and a warning in the admin when such a tool is saved or enabled."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.core.checks import run_checks
+from django.test import Client
+
+from mcp_tools.models import Scope, Tool
+from tests.integration.test_admin_models import VALID
+
+pytestmark = pytest.mark.django_db
+
+LIST = "/admin/mcp_tools/tool/"
+CELERY = {"task": "demo.word_stats", "timeout": 30}
+
+
+@pytest.fixture
+def oauth(settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
+
+
+def _doors() -> list[Any]:
+    return [m for m in run_checks(databases=["default"]) if m.id == "mcp_tools.W005"]
+
+
+def _flagged() -> dict[str, str]:
+    return {str(m.obj): m.id for m in _doors()}
+
+
+def test_the_check_flags_unscoped_site_kinds_under_oauth(demo_tools: None, oauth: None) -> None:
+    flagged = _flagged()
+    assert flagged == {"word_stats": "mcp_tools.W005", "library_stats": "mcp_tools.W005"}
+    message = next(m for m in _doors() if m.obj == "library_stats")
+    assert "drf.view" in message.msg
+    assert "every OAuth token" in message.msg
+    # A required scope, or a disabled tool, closes the door.
+    Tool.objects.get(name="word_stats").required_scopes.add(Scope.objects.get(name="notes:read"))
+    Tool.objects.filter(name="library_stats").update(enabled=False)
+    assert _flagged() == {}
+
+
+def test_the_check_is_silent_without_oauth(demo_tools: None) -> None:
+    assert _flagged() == {}
+
+
+def test_the_admin_warns_when_such_a_tool_is_saved(admin_client: Client, oauth: None) -> None:
+    data = {**VALID, "name": "stats", "handler_key": "celery.task", "handler_config": json.dumps(CELERY)}
+    response = admin_client.post(f"{LIST}add/", data, follow=True)
+    assert response.status_code == 200
+    assert Tool.objects.filter(name="stats").exists(), response.content[:3000]
+    warnings = [str(m) for m in response.context["messages"] if m.level_tag == "warning"]
+    assert len(warnings) == 1, warnings
+    assert "'stats' (celery.task) is enabled with no required scope" in warnings[0]
+
+
+def test_the_admin_warns_when_such_a_tool_is_enabled(admin_client: Client, demo_tools: None, oauth: None) -> None:
+    tool = Tool.objects.get(name="library_stats")
+    Tool.objects.filter(pk=tool.pk).update(enabled=False)
+    response = admin_client.post(LIST, {"action": "enable_tools", "_selected_action": [tool.pk]}, follow=True)
+    warnings = [str(m) for m in response.context["messages"] if m.level_tag == "warning"]
+    assert len(warnings) == 1, [str(m) for m in response.context["messages"]]
+    assert "library_stats" in warnings[0]
