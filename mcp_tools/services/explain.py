@@ -200,3 +200,35 @@ def describe(grant: Grant) -> str:
     client = f", client {principal.client_id}" if principal.client_id else ""
     implied = f" (implying {' '.join(expanded)})" if expanded else ""
     return f"{_who(principal)}{client}, {how}: {' '.join(granted) or '(none)'}{implied}"
+
+
+@dataclass(slots=True)
+class Audience:
+    """Who could use one tool: its scopes (and the groups a scope is restricted to), and its
+    Django permissions with the groups that hold them and how many users hold them directly."""
+
+    scopes: list[tuple[str, list[str]]]  # (scope, groups it is restricted to; [] = anyone)
+    permissions: list[tuple[str, list[str], int]]  # (permission, groups holding it, users directly)
+    open_backend: bool
+
+
+def audience(tool: Tool) -> Audience:
+    """For the admin's "Who can use this tool" panel: a few queries per scope and permission."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group, Permission
+
+    scopes = [
+        (scope.name, sorted(g.name for g in scope.groups.all()))
+        for scope in tool.required_scopes.order_by("name").prefetch_related("groups")
+    ]
+    rows = []
+    user_model = get_user_model()
+    for name in sorted(_permissions(tool)):
+        app_label, _, codename = name.partition(".")
+        found = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+        groups = sorted(Group.objects.filter(permissions__in=found).values_list("name", flat=True).distinct())
+        direct = 0
+        if hasattr(user_model, "user_permissions"):
+            direct = user_model._default_manager.filter(user_permissions__in=found, is_active=True).distinct().count()
+        rows.append((name, groups, direct))
+    return Audience(scopes, rows, isinstance(get_auth_backend(), AllowAnyBackend))

@@ -158,3 +158,25 @@ def test_w011_a_permission_nobody_holds_until_a_group_has_it() -> None:
     readers = Group.objects.create(name="readers")
     readers.permissions.add(Permission.objects.get(codename="view_specimen"))
     assert "drfapp.view_specimen" not in flagged()
+
+
+# --------------------------------------------------------------------------- the admin
+
+
+@pytest.mark.usefixtures("synced")
+def test_the_tool_page_says_who_can_use_it_and_explains_for_a_user(admin_client: Any) -> None:
+    make_user("bob")
+    readers = Group.objects.create(name="readers")
+    readers.permissions.add(Permission.objects.get(codename="view_specimen"))
+    tool = Tool.objects.get(name="list_specimen")
+    url = f"/admin/mcp_tools/tool/{tool.pk}/change/"
+    page = admin_client.get(url).content.decode()
+    assert "Who can use this tool" in page
+    assert "Scope <code>specimens:read</code>: any user can be granted it." in page
+    assert "Django permission <code>drfapp.view_specimen</code>: groups readers, 0 users directly" in page
+    assert "when the caller's user holds <code>drfapp.view_specimen</code>" in page
+    page = admin_client.get(url, {"explain_user": "bob"}).content.decode()
+    assert "does not see this tool" in page
+    assert "user bob lacks the Django permission drfapp.view_specimen" in page
+    page = admin_client.get(url, {"explain_user": "<nobody>"}).content.decode()
+    assert "No user &#x27;&lt;nobody&gt;&#x27;." in page
