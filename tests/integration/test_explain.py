@@ -180,3 +180,16 @@ def test_the_tool_page_says_who_can_use_it_and_explains_for_a_user(admin_client:
     assert "user bob lacks the Django permission drfapp.view_specimen" in page
     page = admin_client.get(url, {"explain_user": "<nobody>"}).content.decode()
     assert "No user &#x27;&lt;nobody&gt;&#x27;." in page
+
+
+@pytest.mark.django_db
+def test_admin_polish_help_texts_keep_their_placeholders_and_the_audit_list_leads_with_the_outcome(
+    admin_client: Any,
+) -> None:
+    """Issue 26: help texts with <name> lost it as an HTML tag ("list_, get_"); the audit list
+    put the outcome after the long principal keys (off screen at 1366 px)."""
+    page = admin_client.get("/admin/mcp_tools_drf/toolsetdefinition/add/").content.decode()
+    assert "list_NAME, get_NAME" in page
+    assert "<name>" not in page
+    page = admin_client.get("/admin/mcp_tools/auditevent/").content.decode()
+    assert page.index("column-outcome") < page.index("column-caller") < page.index("column-client_id")
