@@ -191,5 +191,9 @@ def test_admin_polish_help_texts_keep_their_placeholders_and_the_audit_list_lead
     page = admin_client.get("/admin/mcp_tools_drf/toolsetdefinition/add/").content.decode()
     assert "list_NAME, get_NAME" in page
     assert "<name>" not in page
+    from mcp_tools.models import AuditEvent
+
+    AuditEvent.objects.create(principal_key="user:1/client:" + "x" * 60, tool_name="echo", outcome="ok")
     page = admin_client.get("/admin/mcp_tools/auditevent/").content.decode()
+    assert "user:1/client:xxxxxxxxxxxxxxxxx…" in page
     assert page.index("column-outcome") < page.index("column-caller") < page.index("column-client_id")
