@@ -103,7 +103,7 @@ class McpFront(EndpointFront[ASGIApp]):
             from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
             if not isinstance(app, ASGIStaticFilesHandler):
-                app = ASGIStaticFilesHandler(app)
+                app = ASGIStaticFilesHandler(app)  # type: ignore[arg-type]  # any ASGI app works
         super().__init__(app, path)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
