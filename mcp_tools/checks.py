@@ -8,6 +8,10 @@
 - mcp_tools.W004: the endpoint is open to anyone (AllowAnyBackend) while DEBUG is off.
 - mcp_tools.W005: an enabled ``drf.view``/``celery.task`` tool has no required scope while an
   OAuth backend is on (any token may call it).
+- mcp_tools.W010: enabled tools need Django permissions, and the backend has no users
+  (AllowAnyBackend): they are hidden from every caller.
+- mcp_tools.W011: enabled tools need a Django permission that no group and no user (superusers
+  aside) holds: hidden from everyone but superusers.
 """
 
 from __future__ import annotations
@@ -185,8 +189,84 @@ def check_open_doors(app_configs: Any = None, databases: Any = None, **kwargs: A
     return messages
 
 
+def check_permissions(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W010/W011: tools that nobody can see for want of a Django permission (issue 26: model
+    tools were invisible with no word said). ``manage.py mcp_explain`` says it per user."""
+    if not databases:
+        return []
+    from .auth import AllowAnyBackend
+    from .conf import mcp_settings
+    from .models import Tool
+    from .registry import registry
+
+    if mcp_settings.problems():
+        return []
+    try:
+        rows = list(Tool.objects.enabled().values_list("name", "handler_key", "handler_config"))
+    except DatabaseError:
+        return []  # not migrated yet
+    needs: dict[str, list[str]] = {}  # permission -> tools
+    for name, key, config in rows:
+        kind = registry.get(key)
+        if kind is None:
+            continue  # W001
+        try:
+            wanted = kind.required_permissions(config or {})
+        except Exception:  # noqa: S112 - the catalog logs it and hides the tool
+            continue
+        for permission in wanted:
+            needs.setdefault(permission, []).append(name)
+    if not needs:
+        return []
+    tools = sorted({t for names in needs.values() for t in names})
+    backend = mcp_settings.AUTH_BACKEND
+    if isinstance(backend, type) and issubclass(backend, AllowAnyBackend):
+        return [
+            Warning(
+                f"{len(tools)} enabled tool(s) need Django permissions, and AllowAnyBackend has no users: "
+                f"they are hidden from every caller ({_some(tools)}).",
+                hint="Use a backend that authenticates users (mcp_tools.auth.DOTBackend), or give the toolset "
+                "get_required_permissions() returning [] for public data. manage.py mcp_explain says why per tool.",
+                id="mcp_tools.W010",
+            )
+        ]
+    return [
+        Warning(
+            f"No group and no user (superusers aside) holds {permission!r}: tools {_some(sorted(names))} are "
+            "hidden from everyone else.",
+            hint="Grant the permission to a group (admin: Groups) and put the users in it; manage.py "
+            "mcp_explain --user USER says what a user sees and why.",
+            obj=permission,
+            id="mcp_tools.W011",
+        )
+        for permission, names in sorted(needs.items())
+        if not _held_by_anyone(permission)
+    ]
+
+
+def _some(names: list[str], most: int = 5) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _held_by_anyone(permission: str) -> bool:
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group, Permission
+
+    app_label, _, codename = permission.partition(".")
+    found = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+    if not found.exists():
+        return False
+    if Group.objects.filter(permissions__in=found).exists():
+        return True
+    user_model = get_user_model()
+    if not hasattr(user_model, "user_permissions"):
+        return True  # a custom user model with its own rules: has_perm decides, nothing to say here
+    return bool(user_model._default_manager.filter(user_permissions__in=found, is_active=True).exists())
+
+
 def register() -> None:
     register_check(check_settings)
     register_check(check_open_endpoint, Tags.security)
     register_check(check_tools, Tags.database)
     register_check(check_open_doors, Tags.database, Tags.security)
+    register_check(check_permissions, Tags.database)

@@ -70,11 +70,17 @@ def main() -> int:
         [sys.executable, "-m", "uvicorn", "project.asgi:application", "--host", host, "--port", port]
     )
 
+    stopping: list[int] = []
+
     def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        # The first Ctrl-C (or SIGTERM) stops everything; more of them while the processes are
+        # stopping are ignored, so a second Ctrl-C cannot cut the shutdown short with a traceback.
+        if not stopping:
+            stopping.append(signum)
+            raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
-    interrupted = False
+    signal.signal(signal.SIGINT, stop)
     try:
         while server.poll() is None:
             if worker.poll() is not None:
@@ -85,7 +91,7 @@ def main() -> int:
                 log(f"Celery worker restarted (pid {worker.pid})")
             time.sleep(0.5)
     except KeyboardInterrupt:
-        interrupted = True
+        pass
     finally:
         if server.poll() is None:
             server.send_signal(signal.SIGINT)
@@ -95,7 +101,10 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    if interrupted:
+    # Ctrl-C in a terminal reaches the server too, which may have exited before this process
+    # saw its own signal: a server that stopped on a signal (or cleanly) is a clean stop.
+    if stopping or server.returncode in (0, -signal.SIGINT, -signal.SIGTERM):
+        log("stopped")
         return 0
     log("the server exited; stopped the worker")
     return 1

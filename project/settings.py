@@ -224,5 +224,9 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"mcp_tools": {"handlers": ["console"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")}},
+    # The handler on the root logger, not on mcp_tools: a Celery worker replaces the root's
+    # handlers with its own, so each line is written once there (a handler of mcp_tools' own
+    # would write to the worker's redirected stderr, a second copy at WARNING).
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {"mcp_tools": {"level": os.environ.get("MCP_LOG_LEVEL", "INFO")}},
 }

@@ -164,7 +164,29 @@ class ToolAdmin(RevisionsByUser):
             context["preview_tool"] = tool
             context["preview_scopes"] = sorted(tool.required_scopes.values_list("name", flat=True))
             context["can_try"] = self.has_try_permission(request)
+            context.update(self._who_can_use(request, tool))
         return super().change_view(request, object_id, form_url, context)
+
+    def _who_can_use(self, request: HttpRequest, tool: Tool) -> dict[str, Any]:
+        """The "Who can use this tool" panel: its requirements, who meets them, and the verdict
+        for one user named in ``?explain_user=`` (the same answer as ``manage.py mcp_explain``)."""
+        from django.contrib.auth import get_user_model
+
+        from ..services.explain import audience, describe, explain, grant_for
+
+        context: dict[str, Any] = {"audience": audience(tool)}
+        username = request.GET.get("explain_user", "").strip()[:150]
+        if username:
+            model = get_user_model()
+            user = model._default_manager.filter(**{model.USERNAME_FIELD: username}).first()
+            context["explain_user"] = username
+            if user is None:
+                context["explain_error"] = f"No user {username!r}."
+            else:
+                grant = grant_for(user)
+                context["explain_grant"] = describe(grant)
+                context["explain_verdict"] = explain(grant, [tool.name])[0]
+        return context
 
     # ------------------------------------------------------------------ bulk actions
 

@@ -83,6 +83,12 @@ def find_tool(name: Any, principal: Principal, catalog: Catalog) -> CompiledTool
         tool = None
     # A tool the caller may not see otherwise answers exactly like a tool that does not exist.
     if tool is None:
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "tools/call of %r by %s: %s; manage.py mcp_explain --tool %s says why",
+                name[:100], principal.key, "hidden from this caller" if catalog.get(name) else "no such enabled tool",
+                name[:100],
+            )  # fmt: skip
         raise e.invalid_params(f"Unknown tool: {name}")
     return tool
 

@@ -88,7 +88,23 @@ class EndpointFront(Generic[App]):
 
 class McpFront(EndpointFront[ASGIApp]):
     """Serve the MCP endpoint's path directly; pass everything else to ``app`` (see
-    :class:`EndpointFront` for ``path``)."""
+    :class:`EndpointFront` for ``path``).
+
+    ``static``: also serve ``STATIC_URL`` from the static files finders, as ``runserver`` does
+    (Django's ``ASGIStaticFilesHandler``), so the admin has its CSS under uvicorn. By default
+    only while ``DEBUG`` is on and ``django.contrib.staticfiles`` is installed; production
+    serves static files from the web server or WhiteNoise.
+    """
+
+    def __init__(self, app: ASGIApp, path: str | None = None, *, static: bool | None = None) -> None:
+        if static is None:
+            static = _develop_static()
+        if static:
+            from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+            if not isinstance(app, ASGIStaticFilesHandler):
+                app = ASGIStaticFilesHandler(app)  # type: ignore[arg-type]  # any ASGI app works
+        super().__init__(app, path)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -102,6 +118,13 @@ class McpFront(EndpointFront[ASGIApp]):
                 await _Exchange(scope, receive, send).run()
                 return
         await self.app(scope, receive, send)
+
+
+def _develop_static() -> bool:
+    from django.apps import apps
+    from django.conf import settings
+
+    return bool(settings.DEBUG) and apps.is_installed("django.contrib.staticfiles")
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

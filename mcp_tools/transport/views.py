@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import threading
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator, Mapping
+from typing import Any, TypeVar
 
 from django.core.exceptions import RequestDataTooBig
 from django.core.handlers.asgi import ASGIRequest
@@ -57,6 +59,7 @@ from .replies import (
 from .streams import serve_get, serve_listen
 
 logger = logging.getLogger("mcp_tools")
+T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------- the endpoint
@@ -96,6 +99,10 @@ def _with_headers(reply: Reply, request: HttpRequest) -> Reply:
 
 @csrf_exempt
 async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    if not isinstance(request, ASGIRequest) and not mcp_settings.THREAD_SENSITIVE:
+        # (THREAD_SENSITIVE, for test suites, keeps the ORM in the test's thread: the whole
+        # answer is made in the view, as before, and Django reads a stream whole.)
+        return await _wsgi_endpoint(request)
     reply = await respond(request)
     response: HttpResponse | StreamingHttpResponse
     if reply.stream is not None:
@@ -121,6 +128,83 @@ class _StreamingResponse(StreamingHttpResponse):
                 self.on_close()
         finally:
             super().close()
+
+
+async def _wsgi_endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """The endpoint under a WSGI server (``runserver``, gunicorn without the WSGI front).
+
+    Django runs an async view there on an event loop of its own that ends with the view, and
+    would read a streamed answer whole before sending a byte (the warning "StreamingHttpResponse
+    must consume asynchronous iterators"): a GET stream sent nothing for ``SSE_MAX_SECONDS``, and
+    its threads kept ``runserver`` from reloading. What needs no loop is answered as the WSGI
+    front answers it; the rest runs on the process's stream loop in a daemon thread
+    (:class:`_LoopThread`), and a stream is handed to the server as a synchronous iterator,
+    chunk by chunk: a client that went away is noticed on the next write (a keep-alive
+    at the latest), and the daemon thread never holds up the process's exit.
+    """
+    reply = await run_sync(respond_sync, request)
+    runner = _LoopThread.get()
+    if reply is None:
+        reply = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(respond(request), runner.loop))
+    if reply.stream is None:
+        return _plain_response(reply)
+    response = _StreamingResponse(runner.iterate(reply.stream), status=reply.status)
+    response.on_close = reply.on_close
+    for key, value in reply.headers.items():
+        response[key] = value
+    return response
+
+
+def _plain_response(reply: Reply) -> HttpResponse:
+    response = HttpResponse(reply.body, status=reply.status)
+    if not reply.body:
+        del response["Content-Type"]
+    for key, value in reply.headers.items():
+        response[key] = value
+    if reply.on_close is not None:
+        reply.on_close()
+    return response
+
+
+class _LoopThread:
+    """The event loop that serves this process's streamed answers under WSGI: one per process,
+    in a daemon thread, started on first use (the notification hub lives on it, as on an ASGI
+    server's loop). Each request thread drives its own stream on it, chunk by chunk."""
+
+    _current: _LoopThread | None = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="mcp-tools-wsgi-streams", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def get(cls) -> _LoopThread:
+        with cls._lock:
+            if cls._current is None or not cls._current._thread.is_alive():
+                cls._current = cls()
+            return cls._current
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def iterate(self, stream: Callable[[], AsyncGenerator[bytes, None]]) -> Iterator[bytes]:
+        """The stream's chunks, each produced on the loop; closing the iterator (the server
+        does when the client is gone) closes the stream."""
+        chunks = stream()
+        try:
+            # A WSGI server sends the status and headers with the first bytes of the body: an SSE
+            # comment (ignored by every client) sends them now, as an ASGI server does.
+            yield b":\n\n"
+            while True:
+                try:
+                    yield self.run(chunks.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            with contextlib.suppress(Exception):
+                self.run(chunks.aclose(), timeout=10)
 
 
 endpoint.login_required = False  # type: ignore[attr-defined]  # Django 5.1+ LoginRequiredMiddleware

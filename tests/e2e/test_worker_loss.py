@@ -161,3 +161,36 @@ def test_make_run_restarts_a_dead_worker_and_stops_every_child(tmp_path: Path) -
             run.wait()
         for pid in _children(run.pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_make_run_is_quiet_while_idle_and_ctrl_c_exits_0(tmp_path: Path) -> None:
+    """Issue 26: `make run` idle prints none of beat's housekeeping lines (the lost-task sweep
+    runs every 10 s), and Ctrl-C (SIGINT to the whole foreground group, as a terminal sends it:
+    the runner and uvicorn together) stops everything with exit status 0."""
+    env = server_env(tmp_path, {"PORT": str(free_port()), "HOST": "127.0.0.1"})
+    prepare_database(env)
+    log_path = tmp_path / "run.log"
+    with log_path.open("wb") as log:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "project.run"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own group, as `make run` in a terminal
+        )
+    try:
+        _wait("the worker to be ready", lambda: b"ready." in log_path.read_bytes())
+        time.sleep(12)  # past the first sweep (10 s) and the first approval expiry (30 s in the demo: not reached)
+        os.killpg(run.pid, signal.SIGINT)
+        assert run.wait(timeout=40) == 0
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        for pid in _children(run.pid):
+            os.kill(pid, signal.SIGKILL)
+    text = log_path.read_text(errors="replace")
+    assert "Sending due task" not in text, text[-2000:]
+    assert "sweep_lost_tasks[" not in text, text[-2000:]
+    assert "Traceback" not in text, text[-2000:]

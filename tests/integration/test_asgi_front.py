@@ -343,3 +343,22 @@ async def test_lifespan_shutdown_writes_the_buffered_audit_rows(settings: Any, t
     assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert inner.paths == []
     assert await count() == 1
+
+
+async def test_static_files_are_served_in_debug_as_runserver_does(settings: Any) -> None:
+    """Issue 26: under uvicorn the README's ``McpFront(get_asgi_application())`` gave the admin
+    no CSS (/static/ 404). In DEBUG the front serves STATIC_URL from the finders; not otherwise."""
+    from django.core.asgi import get_asgi_application
+
+    css = _scope("/static/admin/css/base.css", headers=[(b"host", b"testserver")])
+    css["method"] = "GET"
+    settings.DEBUG = True
+    status, headers, body = await _call(McpFront(get_asgi_application()), css, [b""])
+    assert status == 200
+    assert b"text/css" in {k.lower(): v for k, v in headers.items()}[b"content-type"]
+    assert b"body" in body
+    settings.DEBUG = False
+    status, _, _ = await _call(McpFront(get_asgi_application()), css, [b""])
+    assert status == 404
+    status, _, _ = await _call(McpFront(get_asgi_application(), static=True), css, [b""])
+    assert status == 200

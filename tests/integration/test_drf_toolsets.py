@@ -124,6 +124,28 @@ def test_sync_writes_one_row_per_operation_idempotently() -> None:
     assert {t.name: t.version for t in Tool.objects.all()} == versions
 
 
+def test_a_write_scope_implies_the_read_scope_so_a_writer_can_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: a token granted only specimens:write reaches list_specimen too (the sync makes
+    write imply read); write_implies_read = False leaves the scopes apart."""
+    from mcp_tools.catalog import get_catalog
+    from mcp_tools.models import Scope
+    from tests.drfapp.mcp_handlers import SpecimenTools
+
+    write = Scope.objects.get(name="specimens:write")
+    assert {s.name for s in write.implies.all()} == {"specimens:read"}
+    catalog = get_catalog()
+    scopes = catalog.scopes.expand(frozenset({"specimens:write"}))
+    assert "specimens:read" in scopes
+    assert catalog.get("list_specimen").required_scopes <= scopes
+    read = Scope.objects.get(name="specimens:read")
+    assert not read.implies.exists()  # read does not imply write
+
+    write.implies.clear()
+    monkeypatch.setattr(SpecimenTools, "write_implies_read", False)
+    call_command("mcp_sync_toolsets", stdout=io.StringIO())
+    assert not write.implies.exists()
+
+
 def test_admin_edits_to_names_and_text_survive_a_sync_and_reset_restores_them() -> None:
     tool = Tool.objects.get(name="get_specimen")
     tool.name, tool.title = "fetch_specimen", "Fetch one specimen"

@@ -34,7 +34,7 @@ class ToolsetDefinition(models.Model):
         _("name"),
         max_length=60,
         unique=True,
-        help_text=_("Names the tools: list_<name>, get_<name>, ... (letters, digits, _ and -)."),
+        help_text=_("Names the tools: list_NAME, get_NAME, ... (letters, digits, _ and -)."),
     )
     model = models.ForeignKey(
         ContentType, verbose_name=_("model"), on_delete=models.CASCADE, related_name="+", help_text=_("The model.")
@@ -75,7 +75,7 @@ class ToolsetDefinition(models.Model):
         _("admin actions"),
         default=list,
         blank=True,
-        help_text=_("Names of the model's ModelAdmin actions to serve as tools <action>_<name> over a list of ids."),
+        help_text=_("Names of the model's ModelAdmin actions to serve as tools ACTION_NAME over a list of ids."),
     )
     destructive_actions = models.JSONField(
         _("destructive actions"),

@@ -211,6 +211,26 @@ def _sync_one(
             changed = True
         if tool.name not in report.created:
             (report.updated if changed else report.unchanged).append(tool.name)
+    if toolset.write_implies_read:
+        _write_implies_read(toolset, scopes)
+
+
+READING = ("list", "get", "aggregate")
+
+
+def _write_implies_read(toolset: ModelToolset, cache: dict[str, Scope]) -> None:
+    """Each scope of a writing tool implies the scopes of the reading ones (a floor, as the
+    required scopes: implications an admin added stay, none is removed)."""
+    names = list(toolset.operations) + list(toolset.actions)
+    read = {s for op in names if op in READING for s in toolset.get_required_scopes(op)}
+    write = {s for op in names if op not in READING for s in toolset.get_required_scopes(op)} - read
+    if not read or not write:
+        return
+    for name in sorted(write):
+        scope = _scope(cache, name, toolset)
+        missing = {_scope(cache, r, toolset) for r in read} - set(scope.implies.all())
+        if missing:
+            scope.implies.add(*missing)
 
 
 def _retire(leftovers: dict[tuple[str, Any, Any], Tool], report: Report, prune: bool) -> None:

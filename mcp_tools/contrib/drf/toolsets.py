@@ -130,7 +130,10 @@ class ModelToolset:
     - ``aggregate_fields`` (sum/avg: numbers; min/max: numbers and dates) and ``group_by_fields``.
     - ``page_size``, ``max_page_size``, ``max_filters``, ``max_in``, ``max_groups``,
       ``max_search_length``, ``query_timeout`` (seconds, enforced by the database).
-    - ``required_scopes``: a list for every operation, or ``{operation: [scopes]}``.
+    - ``required_scopes``: a list for every operation, or ``{operation: [scopes]}``;
+      ``write_implies_read`` (default True): ``mcp_sync_toolsets`` makes each scope of a writing
+      tool (create, update, delete, actions) imply the scopes of the reading ones (list, get,
+      aggregate), so a token granted ``notes:write`` can list the notes it writes.
     - ``name`` (default: the model name), ``names``/``titles``/``descriptions`` per operation.
     - ``rate_limit``, ``task_support`` (``{operation: "optional"}``).
     - ``actions``: names of admin actions of the model's ``ModelAdmin`` to serve as tools
@@ -166,6 +169,7 @@ class ModelToolset:
     max_ordering: int = 3
     query_timeout: float = 5.0
     required_scopes: Sequence[str] | Mapping[str, Sequence[str]] = ()
+    write_implies_read: bool = True
     name: str | None = None
     names: Mapping[str, str] = {}
     titles: Mapping[str, str] = {}

@@ -1,0 +1,62 @@
+"""Say, for a grant, which tools it sees and every reason it does not see the others."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.test import RequestFactory
+
+
+class Command(BaseCommand):
+    help = (
+        "Explain which tools a user (with the scopes given, a real token, or every scope the user "
+        "could be granted) sees, and every reason a tool is hidden."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--user", help="username (not needed with --token)")
+        who = parser.add_mutually_exclusive_group()
+        who.add_argument("--scopes", help="space-separated scopes the grant holds (default: all the user could get)")
+        who.add_argument("--token", help="a bearer token, authenticated as the endpoint would")
+        parser.add_argument("--tool", action="append", dest="tools", help="only this tool (may repeat)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from ...auth import AuthFailure
+        from ...services.explain import describe, explain, grant_for, grant_from_request
+
+        if options["token"]:
+            request = RequestFactory().post("/mcp", HTTP_AUTHORIZATION=f"Bearer {options['token']}")
+            try:
+                grant = grant_from_request(request)
+            except AuthFailure as exc:
+                raise CommandError(f"The endpoint would refuse this token ({exc.status}): {exc.description}") from exc
+        else:
+            user = None
+            if options["user"]:
+                model = get_user_model()
+                user = model._default_manager.filter(**{model.USERNAME_FIELD: options["user"]}).first()
+                if user is None:
+                    raise CommandError(f"No user {options['user']!r}")
+            scopes = options["scopes"].split() if options["scopes"] is not None else None
+            grant = grant_for(user, scopes)
+            from ...services.explain import is_oauth
+
+            if user is None and is_oauth():
+                raise CommandError("Name the grant: --user USER (with --scopes or not), or --token TOKEN")
+        verdicts = explain(grant, options["tools"])
+        if options["tools"] and len(verdicts) < len(set(options["tools"])):
+            missing = sorted(set(options["tools"]) - {v.tool for v in verdicts})
+            raise CommandError(f"No tool named {', '.join(missing)}")
+        self.stdout.write(f"Grant: {describe(grant)}")
+        seen = sum(v.visible for v in verdicts)
+        self.stdout.write(f"{seen} of {len(verdicts)} tools visible")
+        width = max((len(v.tool) for v in verdicts), default=0)
+        for verdict in verdicts:
+            state = "visible" if verdict.visible else "hidden"
+            self.stdout.write(f"{verdict.tool.ljust(width)}  {state}")
+            for reason in verdict.reasons:
+                self.stdout.write(f"{'':{width}}    - {reason}")
+            for note in verdict.notes:
+                self.stdout.write(f"{'':{width}}    (note: {note})")
