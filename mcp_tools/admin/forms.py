@@ -104,8 +104,8 @@ class IconsField(forms.CharField):
             if not words:
                 continue
             src, rest = words[0], words[1:]
-            if not src.startswith(("https://", "http://", "data:")):
-                problems.append(f"Line {number}: the icon URL must start with https:, http: or data:")
+            if not src.lower().startswith(("https:", "data:")):
+                problems.append(f"Line {number}: the icon URL must start with https: or data:")
             icon: dict[str, Any] = {"src": src}
             for word in rest:
                 if "/" in word and "mimeType" not in icon:

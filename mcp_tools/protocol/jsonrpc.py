@@ -71,7 +71,7 @@ def load_json(body: bytes) -> Any:
         raise parse_error() from exc
     # A body with fewer containers than the limit cannot nest deeper: the walk runs only for
     # bodies with many of them.
-    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _depth_over(decoded, MAX_DEPTH):
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and depth_over(decoded, MAX_DEPTH):
         raise TooDeep(readable_id(decoded), modern=_names_modern_revision(decoded))
     return decoded
 
@@ -87,7 +87,7 @@ def _names_modern_revision(obj: Any) -> bool:
     return isinstance(meta, dict) and meta.get(META_PROTOCOL_VERSION) in MODERN_VERSIONS
 
 
-def _depth_over(value: Any, limit: int) -> bool:
+def depth_over(value: Any, limit: int) -> bool:
     """Whether ``value`` nests arrays and objects more than ``limit`` levels deep (no recursion)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
@@ -176,6 +176,7 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "depth_over",
     "encode_error",
     "encode_notification",
     "encode_raw_result",

@@ -438,7 +438,14 @@ def _accept_notification(message: Notification, session: services.Session) -> No
 
 
 def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
-    """L-8: 2025-03-26 sessions accept arrays; later revisions refuse them."""
+    """L-8: 2025-03-26 sessions accept arrays; later revisions refuse them.
+
+    A batch holds at most ``MAX_BATCH_ITEMS`` messages (over it: one -32600, nothing run), and
+    its answers together stay within ``MAX_RESPONSE_BYTES``: each tool call gets what is left
+    of the bound as its own (a larger result is an isError result), and once an answer would
+    pass it, that answer and every request after it get a short error instead (one response
+    per request, as JSON-RPC batches have it), the later ones not run.
+    """
     if not items:
         return plain_error(400, e.INVALID_REQUEST, "Invalid Request: empty batch")
     try:
@@ -459,37 +466,78 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
     if not rev.batching:
         refusal = e.invalid_request(f"Invalid Request: JSON-RPC batches are not part of {rev.version}")
         return Reply(400, encode_error(None, refusal, null_id=null_id))
+    most = mcp_settings.MAX_BATCH_ITEMS
+    if len(items) > most:
+        refusal = e.invalid_request(
+            f"Invalid Request: a batch may hold at most {most} messages (MAX_BATCH_ITEMS); this one has "
+            f"{len(items)}. Nothing was run; send fewer at a time."
+        )
+        return Reply(400, encode_error(None, refusal, null_id=null_id))
     parsed: list[Message | bytes] = []
     for item in items:
         try:
             parsed.append(parse_message(item))
         except McpError as exc:
             parsed.append(encode_error(readable_id(item), exc, null_id=null_id))
+    del items  # the decoded body is not needed any more
     # A batch is authorized whole before any item runs: a step-up (403) refuses it before it
     # has side effects, never after earlier calls ran and their results would be lost.
     try:
         services.authorize_batch([m for m in parsed if isinstance(m, Request)], principal)
     except AuthFailure as exc:
         return auth_reply(exc)
+    limit = mcp_settings.MAX_RESPONSE_BYTES
     responses: list[bytes] = []
+    size = 2  # the brackets
+    full = False
     for message in parsed:
+        answer: bytes | None = None
         if isinstance(message, bytes):
-            responses.append(message)
+            answer = message
         elif isinstance(message, Notification):
             _accept_notification(message, session)
         elif isinstance(message, Response):
             services.accept_answer(message, session, principal)
+        elif isinstance(message, Request) and full:
+            answer = encode_error(message.id, _not_run(limit))
         elif isinstance(message, Request):
-            ex = Exchange(rev, principal, headers, session=session, asgi=isinstance(request, ASGIRequest))
+            # What is left of the bound, less room for a short error per later item.
+            room = limit - size - _ERROR_ROOM * len(parsed)
+            ex = Exchange(
+                rev, principal, headers, session=session, asgi=isinstance(request, ASGIRequest), max_bytes=max(room, 1)
+            )
             try:
                 outcome = services.handle_request(message, ex)
             except AuthFailure as exc:  # the catalog changed since the batch was authorized
                 outcome = (200, encode_error(message.id, e.invalid_params(exc.description)))
-            if outcome is not None:
-                responses.append(outcome[1])
+            answer = None if outcome is None else outcome[1]
+            if answer is not None and len(answer) > room:
+                answer = encode_error(message.id, _too_large(len(answer), limit))
+                full = True
+        if answer is not None:
+            responses.append(answer)
+            size += len(answer) + 1
     if not responses:
         return Reply(202)
     return Reply(200, b"[" + b",".join(responses) + b"]")
+
+
+# Bytes kept free per item of a batch for the short error it may get instead of its answer.
+_ERROR_ROOM = 256
+
+
+def _too_large(size: int, limit: int) -> McpError:
+    return e.internal_error(
+        f"Response too large: this answer ({size} bytes) would take the batch's answers past "
+        f"{limit} bytes (MAX_RESPONSE_BYTES); it was not sent. Send the request on its own."
+    )
+
+
+def _not_run(limit: int) -> McpError:
+    return e.invalid_request(
+        f"Invalid Request: not run: the batch's answers reached {limit} bytes (MAX_RESPONSE_BYTES). "
+        "Send the request again, in a smaller batch."
+    )
 
 
 # --------------------------------------------------------------------------- long-lived streams
