@@ -325,7 +325,7 @@ class Catalog:
 
 
 # Bytes of a page's frame besides its tools: the JSON-RPC envelope, a cursor, modern _meta.
-PAGE_FRAME_BYTES = 8192
+PAGE_FRAME_BYTES = 16_384
 
 
 def _fitting(tools: list[dict[str, Any]], max_bytes: int) -> int:
