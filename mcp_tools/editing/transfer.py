@@ -133,12 +133,17 @@ def _where_too_deep(document: Any) -> list[str]:
         label = f"tool {number} ({_short(row.get('name'))})" if isinstance(row, dict) else f"tool {number}"
         if not isinstance(row, dict):
             if depth_over(row, MAX_JSON_DEPTH):
-                found.append(f"{label}: nested deeper than {MAX_JSON_DEPTH} levels")
+                found.append(f"{label}: Nested deeper than {MAX_JSON_DEPTH} levels.")
             continue
         for key, value in row.items():
             if depth_over(value, MAX_JSON_DEPTH):
-                found.append(f"{label}: {_short(key)}: nested deeper than {MAX_JSON_DEPTH} levels")
+                found.append(f"{label}: {_cut(key)}: Nested deeper than {MAX_JSON_DEPTH} levels.")
     return found or [f"The file nests deeper than {MAX_FILE_DEPTH} levels"]
+
+
+def _cut(text: str) -> str:
+    """A field name from the file, cut at 80 characters."""
+    return text if len(text) <= 80 else text[:80] + "..."
 
 
 def _short(value: Any) -> str:
@@ -213,7 +218,9 @@ def import_tools(document: Any, *, user: Any = None, source: str = "import", dry
         label = f"tool {number} ({_short(tool_name)})"
         unknown = sorted(set(row) - set(EDITABLE_FIELDS))
         if unknown:
-            problems.append(f"{label}: unknown field(s) {', '.join(u if len(u) <= 80 else u[:80] + '...' for u in unknown)}")
+            problems.append(
+                f"{label}: unknown field(s) {', '.join(u if len(u) <= 80 else u[:80] + '...' for u in unknown)}"
+            )
         if isinstance(tool_name, str):
             if tool_name in seen:
                 problems.append(f"{label}: the name appears more than once in the file")

@@ -102,7 +102,8 @@ def test_a_batch_stops_running_its_items_at_max_response_bytes(mcp: Mcp, setting
     answered = [m for m in messages if "result" in m]
     assert answered, "the first page fits"
     errors = [m for m in messages if "error" in m]
-    assert errors and errors[0]["error"]["code"] == -32603
+    assert errors
+    assert errors[0]["error"]["code"] == -32603
     assert "MAX_RESPONSE_BYTES" in errors[0]["error"]["message"]
     assert all(m["error"]["code"] == -32600 and "not run" in m["error"]["message"] for m in errors[1:])
     # The tool calls after the bound was reached were not run (no audit rows).
