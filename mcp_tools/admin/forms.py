@@ -51,6 +51,14 @@ class PrettyJSONField(forms.JSONField):
                 code="invalid",
                 params={"line": exc.lineno, "column": exc.colno, "message": exc.msg},
             ) from exc
+        except RecursionError as exc:  # Python's parser recurses per level
+            raise ValidationError("Invalid JSON: nested too deep.", code="invalid") from exc
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        try:
+            return super().bound_data(data, initial)
+        except RecursionError:
+            return forms.fields.InvalidJSONInput(data)
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, forms.fields.InvalidJSONInput):

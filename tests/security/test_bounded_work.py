@@ -4,10 +4,15 @@ MAX_RESPONSE_BYTES, whatever the batch asks for or a tool returns."""
 
 from __future__ import annotations
 
+import io
+import json
 import tracemalloc
 from typing import Any
 
+from django.test import RequestFactory
+
 from mcp_tools.models import AuditEvent, Tool
+from mcp_tools.wsgi import McpWsgiFront
 from tests.mcp_client import Mcp, check_message
 
 REVISION = "2025-03-26"  # the one revision with batches (L-8)
@@ -168,3 +173,28 @@ def test_large_descriptions_and_a_full_batch_stay_within_default_bounds(mcp: Mcp
     # The answer's bytes a few times over (the answers, the joined body, the test client's copy
     # and its decoded JSON): about 13 MB; before, about 60 MB.
     assert peak < 20 * 1_048_576, f"{peak / 1_048_576:.1f} MB traced at the peak"
+
+
+def test_the_wsgi_front_applies_the_same_bounds(mcp: Mcp) -> None:
+    """McpWsgiFront answers batches in the worker's thread (views.respond_sync): the same limit."""
+    mcp.initialize(REVISION)
+    assert mcp.session_id is not None
+    front = McpWsgiFront(lambda environ, start_response: [], "/mcp")
+    raw = json.dumps([_call(i) for i in range(33)]).encode()
+    environ = RequestFactory()._base_environ(  # type: ignore[attr-defined]
+        PATH_INFO="/mcp",
+        REQUEST_METHOD="POST",
+        CONTENT_TYPE="application/json",
+        CONTENT_LENGTH=str(len(raw)),
+        HTTP_ACCEPT="application/json, text/event-stream",
+        HTTP_MCP_SESSION_ID=mcp.session_id,
+    )
+    environ["wsgi.input"] = io.BytesIO(raw)
+    status: list[str] = []
+    body = b"".join(front(environ, lambda line, headers: status.append(line)))
+    assert status == ["400 Bad Request"]
+    message = json.loads(body)
+    check_message(REVISION, message, "tools/call")
+    assert message["error"]["code"] == -32600
+    assert "MAX_BATCH_ITEMS" in message["error"]["message"]
+    assert not AuditEvent.objects.exists()

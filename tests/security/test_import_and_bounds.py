@@ -218,3 +218,20 @@ def test_the_admin_form_refuses_an_oversize_description(admin_client: Client) ->
     response = admin_client.post(ADD, {**form, "description": "d" * 8192})
     assert response.status_code == 302
     assert Tool.objects.get().description == "d" * 8192
+
+
+def test_the_admin_form_refuses_deep_json_with_a_page_not_a_500(admin_client: Client) -> None:
+    form = {
+        "name": "greet",
+        "handler_key": "demo.echo",
+        "handler_config": "[" * 100_000 + "]" * 100_000,
+        "input_schema": json.dumps(_nested(40)),
+        "task_support": "forbidden",
+        **dict.fromkeys(("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"), "unknown"),
+    }
+    response = admin_client.post(ADD, form)
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert errors["handler_config"] == ["Invalid JSON: nested too deep."]
+    assert errors["input_schema"] == ["Nested deeper than 32 levels."]
+    assert not Tool.objects.exists()
