@@ -27,6 +27,8 @@ from .raw import fetch_one
 from .revisions import RevisionAction, revision
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+# An escaped NUL in JSON text: \u0000 after an even number of backslashes (not a written "\\u0000").
+_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 # Bounds on what one tool may hold, checked by Tool.full_clean() (the admin form, mcp_import and
 # every API that cleans a row): a tools/list page and the catalog stay small whatever is typed.
@@ -40,6 +42,7 @@ MAX_JSON_BYTES: dict[str, int] = {
     "sensitive_arguments": 8_192,
 }
 MAX_ICONS = 8
+TEXT_FIELDS = ("name", "title", "description", "annotation_title", "handler_key", "rate_limit", "task_support")
 ICON_SCHEMES = ("https:", "data:")
 ICON_KEYS = frozenset({"src", "mimeType", "sizes", "theme"})
 
@@ -50,11 +53,13 @@ def json_problem(value: Any, max_bytes: int) -> str | None:
     if depth_over(value, MAX_JSON_DEPTH):
         return f"Nested deeper than {MAX_JSON_DEPTH} levels."
     try:
-        size = len(orjson.dumps(value))
+        encoded = orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError) as exc:
         return f"Not JSON: {exc}."
-    if size > max_bytes:
-        return f"{size} bytes as JSON; the limit is {max_bytes}."
+    if len(encoded) > max_bytes:
+        return f"{len(encoded)} bytes as JSON; the limit is {max_bytes}."
+    if b"\\u0000" in encoded and _JSON_NUL.search(encoded):  # PostgreSQL's jsonb refuses it
+        return "Contains a NUL character (\\u0000)."
     return None
 
 
@@ -302,6 +307,9 @@ class Tool(models.Model):
         errors: dict[str, list[str]] = {}
         # Fields already refused for their depth or size are not looked into again.
         oversized = {field for field, most in MAX_JSON_BYTES.items() if json_problem(getattr(self, field), most)}
+        for field in TEXT_FIELDS:
+            if "\x00" in str(getattr(self, field) or ""):  # PostgreSQL refuses it in text
+                errors.setdefault(field, []).append("Contains a NUL character.")
         if isinstance(self.description, str) and len(self.description) > MAX_DESCRIPTION_CHARS:
             errors.setdefault("description", []).append(
                 f"At most {MAX_DESCRIPTION_CHARS} characters ({len(self.description)} given)."

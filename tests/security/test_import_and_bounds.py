@@ -235,3 +235,15 @@ def test_the_admin_form_refuses_deep_json_with_a_page_not_a_500(admin_client: Cl
     assert errors["handler_config"] == ["Invalid JSON: nested too deep."]
     assert errors["input_schema"] == ["Nested deeper than 32 levels."]
     assert not Tool.objects.exists()
+
+
+def test_nul_characters_are_refused_before_the_database_sees_them() -> None:
+    """PostgreSQL refuses NUL in text and jsonb with a database error (a 500 in the admin's import)."""
+    schema = {"type": "object", "properties": {"a\x00": {"type": "string"}}}
+    problems = _rejected(_document({**GOOD, "description": "a\x00b", "input_schema": schema}))
+    assert problems == [
+        "tool 1 ('good'): input_schema: Contains a NUL character (\\u0000).",
+        "tool 1 ('good'): description: Contains a NUL character.",
+    ]
+    report = import_tools(_document({**GOOD, "description": "a written \\u0000 is text"}))
+    assert report.created == ["good"]
