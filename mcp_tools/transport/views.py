@@ -479,7 +479,6 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
             parsed.append(parse_message(item))
         except McpError as exc:
             parsed.append(encode_error(readable_id(item), exc, null_id=null_id))
-    del items  # the decoded body is not needed any more
     # A batch is authorized whole before any item runs: a step-up (403) refuses it before it
     # has side effects, never after earlier calls ran and their results would be lost.
     try:
