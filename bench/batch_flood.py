@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/batch_flood.py                  # 30 s, 4 at a time, ~7,000 items a batch
     .venv/bin/python bench/batch_flood.py --items 32       # batches the server accepts, same 1 MiB
+    .venv/bin/python bench/batch_flood.py --shape empty    # [{},{},...]: the costliest body to decode
     .venv/bin/python bench/batch_flood.py --seconds 10 --concurrency 2
 
 Starts the demo site under uvicorn (one worker, ``project.asgi``, SQLite with the demo tools, as
@@ -113,11 +114,22 @@ def batch_body(items: int, body_bytes: int) -> bytes:
     return body
 
 
+def empty_objects_body(body_bytes: int) -> bytes:
+    """``[{},{},...]`` up to ``body_bytes``: the most Python objects a body of that size decodes to."""
+    return b"[" + b",".join([b"{}"] * ((body_bytes - 2) // 3)) + b"]"
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=30.0, help="length of the flood (default 30)")
     parser.add_argument("--concurrency", type=int, default=4, help="batches in flight at once (default 4)")
     parser.add_argument("--items", type=int, default=7000, help="tools/list requests per batch (default 7000)")
+    parser.add_argument(
+        "--shape",
+        choices=("padded", "empty"),
+        default="padded",
+        help="padded: --items tools/list requests padded to the body size; empty: [{},{},...] (costliest to decode)",
+    )
     parser.add_argument("--body-bytes", type=int, default=MB, help="size of each body (default 1 MiB)")
     parser.add_argument("--max-delta-mb", type=float, default=50.0, help="fail above this RSS growth (default 50)")
     parser.add_argument("--rss-cap-mb", type=float, default=6144.0, help="cut the flood short above this RSS")
@@ -127,7 +139,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    body = batch_body(args.items, args.body_bytes)
+    body = batch_body(args.items, args.body_bytes) if args.shape == "padded" else empty_objects_body(args.body_bytes)
     with tempfile.TemporaryDirectory(prefix="batch-flood-") as tmp, run_server(Path(tmp)) as server:
         port = int(server.base_url.rsplit(":", 1)[1])
         pid = server.process.pid
@@ -184,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
             alive = False
         after = tree_rss_kb(pid)
     delta = (peak - idle) / 1024
-    print(f"batch flood: {args.items} tools/list per batch, {len(body)} bytes a body, {args.concurrency} at a time")
+    what = f"{args.items} tools/list" if args.shape == "padded" else f"{body.count(b',') + 1} empty objects"
+    print(f"batch flood: {what} per batch, {len(body)} bytes a body, {args.concurrency} at a time")
     print(f"  idle RSS      {idle / 1024:8.1f} MB")
     print(f"  peak RSS      {peak / 1024:8.1f} MB{'  (cut short at --rss-cap-mb)' if capped else ''}")
     print(f"  delta         {delta:8.1f} MB   (limit {args.max_delta_mb:g} MB)")

@@ -88,16 +88,23 @@ def _names_modern_revision(obj: Any) -> bool:
 
 
 def depth_over(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests arrays and objects more than ``limit`` levels deep (no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels deep (no recursion).
+
+    Level by level: what it holds meanwhile is one list of references to the containers of a
+    level, a few MB for a megabyte of ``[{},{},...]`` rather than a tuple per container.
+    """
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values() if isinstance(child, dict | list))
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
+        below: list[Any] = []
+        for item in level:
+            if not item:
+                continue
+            below.extend(c for c in (item.values() if isinstance(item, dict) else item) if isinstance(c, dict | list))
+        level = below
     return False
 
 

@@ -7,6 +7,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -160,7 +161,9 @@ async def _post(request: HttpRequest) -> Reply:
         return refused
     can_stream = accepts(request, "text/event-stream")
     if isinstance(decoded, list):
-        return await run_handler(_serve_batch, request, decoded)  # a batch may call tools
+        batch = _batch_of(decoded)
+        del decoded  # a batch over the bound is let go here, before the thread hop
+        return await run_handler(_serve_batch, request, batch)  # a batch may call tools
     try:
         message = parse_message(decoded)
     except McpError as exc:
@@ -186,7 +189,9 @@ def respond_sync(request: HttpRequest) -> Reply | None:
         else:
             reply, decoded = _read_post(request)
             if reply is None and isinstance(decoded, list):
-                reply = _serve_batch(request, decoded)
+                batch = _batch_of(decoded)
+                del decoded
+                reply = _serve_batch(request, batch)
             elif reply is None:
                 try:
                     message = parse_message(decoded)
@@ -437,7 +442,22 @@ def _accept_notification(message: Notification, session: services.Session) -> No
         services.cancel_request(session, message.params)
 
 
-def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
+@dataclass(frozen=True, slots=True)
+class _Oversized:
+    """What is kept of a batch over ``MAX_BATCH_ITEMS``: decoding a megabyte of small items takes
+    tens of MB, so the items are let go at once; the batch is refused once the session is read."""
+
+    count: int
+    has_initialize: bool
+
+
+def _batch_of(items: list[Any]) -> list[Any] | _Oversized:
+    if len(items) <= mcp_settings.MAX_BATCH_ITEMS:
+        return items
+    return _Oversized(len(items), _has_initialize(items))
+
+
+def _serve_batch(request: HttpRequest, items: list[Any] | _Oversized) -> Reply:
     """L-8: 2025-03-26 sessions accept arrays; later revisions refuse them.
 
     A batch holds at most ``MAX_BATCH_ITEMS`` messages (over it: one -32600, nothing run), and
@@ -453,7 +473,7 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
     except AuthFailure as exc:
         return auth_reply(exc)
     headers = request_headers(request)
-    if any(isinstance(item, dict) and item.get("method") == "initialize" for item in items):
+    if items.has_initialize if isinstance(items, _Oversized) else _has_initialize(items):
         return plain_error(400, e.INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch")
     try:
         session = legacy_session(headers, principal)
@@ -466,11 +486,10 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
     if not rev.batching:
         refusal = e.invalid_request(f"Invalid Request: JSON-RPC batches are not part of {rev.version}")
         return Reply(400, encode_error(None, refusal, null_id=null_id))
-    most = mcp_settings.MAX_BATCH_ITEMS
-    if len(items) > most:
+    if isinstance(items, _Oversized):
         refusal = e.invalid_request(
-            f"Invalid Request: a batch may hold at most {most} messages (MAX_BATCH_ITEMS); this one has "
-            f"{len(items)}. Nothing was run; send fewer at a time."
+            f"Invalid Request: a batch may hold at most {mcp_settings.MAX_BATCH_ITEMS} messages (MAX_BATCH_ITEMS); "
+            f"this one has {items.count}. Nothing was run; send fewer at a time."
         )
         return Reply(400, encode_error(None, refusal, null_id=null_id))
     parsed: list[Message | bytes] = []
@@ -519,6 +538,10 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
     if not responses:
         return Reply(202)
     return Reply(200, b"[" + b",".join(responses) + b"]")
+
+
+def _has_initialize(items: list[Any]) -> bool:
+    return any(isinstance(item, dict) and item.get("method") == "initialize" for item in items)
 
 
 # Bytes kept free per item of a batch for the short error it may get instead of its answer.
