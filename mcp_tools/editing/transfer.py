@@ -218,9 +218,7 @@ def import_tools(document: Any, *, user: Any = None, source: str = "import", dry
         label = f"tool {number} ({_short(tool_name)})"
         unknown = sorted(set(row) - set(EDITABLE_FIELDS))
         if unknown:
-            problems.append(
-                f"{label}: unknown field(s) {', '.join(u if len(u) <= 80 else u[:80] + '...' for u in unknown)}"
-            )
+            problems.append(f"{label}: unknown field(s) {', '.join(map(_cut, unknown))}")
         if isinstance(tool_name, str):
             if tool_name in seen:
                 problems.append(f"{label}: the name appears more than once in the file")
