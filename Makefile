@@ -58,6 +58,7 @@ bench: install wrk
 	$(PY) bench/catalog.py
 	$(PY) bench/tasks.py
 	$(PY) bench/listeners.py
+	$(PY) bench/batch_flood.py  # 1 MiB JSON-RPC batches for 30 s: RSS growth <= 50 MB (about 40 s)
 	$(PY) bench/models.py
 
 # Ours against django-mcpz, django-mcp-server and the official SDK, each in its own venv under

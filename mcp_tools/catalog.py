@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from jsonschema.protocols import Validator
 
 from .conf import mcp_settings
@@ -267,9 +268,14 @@ class Catalog:
         render: Callable[[list[dict[str, Any]], str | None], bytes],
         *,
         tasks_enabled: bool,
+        max_bytes: int = 0,
     ) -> bytes:
-        """The serialised result of one page; ``render`` frames tools and the next position."""
-        key = (rev.version, self._key(principal), after, page_size, tasks_enabled)
+        """The serialised result of one page; ``render`` frames tools and the next position.
+
+        With ``max_bytes`` a page also ends before its tools would pass that many bytes (it holds
+        one tool at least), so a page of large tools stays within the bound on answers.
+        """
+        key = (rev.version, self._key(principal), after, page_size, tasks_enabled, max_bytes)
         cached = self._pages.get(key)
         if cached is not None:
             with self._lock:
@@ -285,7 +291,11 @@ class Catalog:
             start = bisect.bisect_right(indices, after, key=names.__getitem__)
         chosen = indices[start : start + page_size]
         tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=tasks_enabled) for i in chosen]
-        next_after = self.tools[chosen[-1]].name if chosen and start + page_size < len(indices) else None
+        if max_bytes and tools:
+            kept = _fitting(tools, max_bytes)
+            if kept < len(tools):
+                chosen, tools = chosen[:kept], tools[:kept]
+        next_after = self.tools[chosen[-1]].name if chosen and start + len(chosen) < len(indices) else None
         body = render(tools, next_after)
         self._remember(key, body)
         return body
@@ -312,6 +322,21 @@ class Catalog:
         """(pages cached, bytes they are counted as): the body sizes plus a fixed overhead each."""
         with self._lock:
             return len(self._pages), self._page_bytes
+
+
+# Bytes of a page's frame besides its tools: the JSON-RPC envelope, a cursor, modern _meta.
+PAGE_FRAME_BYTES = 16_384
+
+
+def _fitting(tools: list[dict[str, Any]], max_bytes: int) -> int:
+    """How many of ``tools`` (one at least) fit in a page of ``max_bytes``."""
+    budget = max_bytes - PAGE_FRAME_BYTES
+    used = 0
+    for count, tool in enumerate(tools):
+        used += len(orjson.dumps(tool)) + 1
+        if used > budget and count:
+            return count
+    return len(tools)
 
 
 def compile_tool(row: dict[str, Any]) -> CompiledTool:

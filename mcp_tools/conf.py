@@ -107,6 +107,11 @@ SETTINGS: dict[str, Setting] = {
     "DISCOVER_TTL_MS": Setting(3_600_000, _int(0), "2026-07-28 server/discover ttlMs"),
     # HTTP limits and browser rules.
     "MAX_BODY_BYTES": Setting(1_048_576, _int(1), "larger POST bodies get 413"),
+    # A JSON-RPC batch (2025-03-26) of more messages is refused whole (-32600), nothing run.
+    "MAX_BATCH_ITEMS": Setting(32, _int(1), "messages in one JSON-RPC batch"),
+    # The largest answer to one POST: a tool result over it becomes an isError result; a batch
+    # stops running its items once its answers would pass it. Keep it above the largest page.
+    "MAX_RESPONSE_BYTES": Setting(4 * 1_048_576, _int(262_144), "bytes of one answer"),
     "ALLOWED_ORIGINS": Setting([], _strings, "extra browser origins"),
     "CORS_MAX_AGE": Setting(600, _int(0), "preflight cache seconds"),
     # Authentication backend (dotted path to a subclass of mcp_tools.auth.BaseAuthBackend).
@@ -238,6 +243,8 @@ class McpSettings:
     LIST_TTL_MS: int
     DISCOVER_TTL_MS: int
     MAX_BODY_BYTES: int
+    MAX_BATCH_ITEMS: int
+    MAX_RESPONSE_BYTES: int
     ALLOWED_ORIGINS: list[str]
     CORS_MAX_AGE: int
     AUTH_BACKEND: type[Any]

@@ -51,6 +51,14 @@ class PrettyJSONField(forms.JSONField):
                 code="invalid",
                 params={"line": exc.lineno, "column": exc.colno, "message": exc.msg},
             ) from exc
+        except RecursionError as exc:  # Python's parser recurses per level
+            raise ValidationError("Invalid JSON: nested too deep.", code="invalid") from exc
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        try:
+            return super().bound_data(data, initial)
+        except RecursionError:
+            return forms.fields.InvalidJSONInput(data)
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, forms.fields.InvalidJSONInput):
@@ -104,8 +112,8 @@ class IconsField(forms.CharField):
             if not words:
                 continue
             src, rest = words[0], words[1:]
-            if not src.startswith(("https://", "http://", "data:")):
-                problems.append(f"Line {number}: the icon URL must start with https:, http: or data:")
+            if not src.lower().startswith(("https:", "data:")):
+                problems.append(f"Line {number}: the icon URL must start with https: or data:")
             icon: dict[str, Any] = {"src": src}
             for word in rest:
                 if "/" in word and "mimeType" not in icon:

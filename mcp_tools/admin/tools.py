@@ -21,7 +21,7 @@ from django.utils.text import capfirst
 from ..auth import open_door
 from ..editing.history import compare, current_state, restore
 from ..editing.preview import preview
-from ..editing.transfer import ImportRejected, dumps, export_tools, import_tools, loads
+from ..editing.transfer import MAX_FILE_BYTES, ImportRejected, dumps, export_tools, import_tools, loads
 from ..models import EDITABLE_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision
 from ..registry import registry
 from ..tasking import tasks_enabled
@@ -411,7 +411,7 @@ class ToolAdmin(RevisionsByUser):
             upload = form.cleaned_data["file"]
             try:
                 report = import_tools(
-                    loads(upload.read()),
+                    loads(upload.read(MAX_FILE_BYTES + 1)),  # one byte over says it is too large
                     user=request.user,
                     source="admin import",
                     dry_run=form.cleaned_data["dry_run"],

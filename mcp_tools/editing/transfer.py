@@ -8,10 +8,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from django.core.exceptions import ValidationError
 from django.db import router, transaction
 
 from ..models import EDITABLE_FIELDS, SCOPE_NAME_RE, CatalogVersion, Scope, Tool, revision
+from ..models.tools import MAX_JSON_DEPTH
+from ..protocol.jsonrpc import depth_over
 
 FORMAT = "django-mcp-tools/tools"
 FORMAT_VERSION = 1
@@ -62,7 +65,15 @@ class ImportRejected(Exception):
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__(f"{len(problems)} problem(s); nothing was imported")
-        self.problems = problems
+        # A file of huge values must not make a huge report: each problem is cut, and so is the list.
+        shown = [p if len(p) <= MAX_PROBLEM_CHARS else p[:MAX_PROBLEM_CHARS] + "..." for p in problems[:MAX_PROBLEMS]]
+        if len(problems) > MAX_PROBLEMS:
+            shown.append(f"... and {len(problems) - MAX_PROBLEMS} more problem(s)")
+        self.problems = shown
+
+
+MAX_PROBLEMS = 100
+MAX_PROBLEM_CHARS = 300
 
 
 @dataclass(slots=True)
@@ -82,14 +93,100 @@ class ImportReport:
         )
 
 
+# The largest file read (bytes), and how deep it may nest: a tool's fields nest at most
+# models.MAX_JSON_DEPTH levels, three below the top of the file.
+MAX_FILE_BYTES = 64 * 1_048_576
+MAX_FILE_DEPTH = MAX_JSON_DEPTH + 8
+
+
 def loads(text: str | bytes) -> Any:
-    """The decoded file, or ImportRejected saying where the JSON breaks."""
+    """The decoded file, or ImportRejected saying where the JSON breaks.
+
+    Parsed without recursion limits of Python's own (orjson refuses past 1024 levels), then
+    refused past ``MAX_FILE_DEPTH`` with the tool and field that nest too deep.
+    """
+    if isinstance(text, str):
+        try:
+            text = text.encode()
+        except UnicodeEncodeError as exc:
+            raise ImportRejected([f"The file is not UTF-8 text: {exc.reason}"]) from exc
+    if len(text) > MAX_FILE_BYTES:
+        raise ImportRejected([f"The file is {len(text)} bytes; the largest import is {MAX_FILE_BYTES} bytes"])
     try:
-        return json.loads(text)
-    except UnicodeDecodeError as exc:
-        raise ImportRejected([f"The file is not UTF-8 text: {exc.reason}"]) from exc
-    except json.JSONDecodeError as exc:
+        document = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if isinstance(exc.__cause__, UnicodeDecodeError) or "utf-8" in exc.msg.lower():
+            raise ImportRejected([f"The file is not UTF-8 text: {exc.msg}"]) from exc
         raise ImportRejected([f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from exc
+    except RecursionError as exc:  # pragma: no cover - orjson has its own limit
+        raise ImportRejected(["Invalid JSON: nested too deep"]) from exc
+    if depth_over(document, MAX_FILE_DEPTH):
+        raise ImportRejected(_where_too_deep(document))
+    return document
+
+
+def _where_too_deep(document: Any) -> list[str]:
+    """Which tool and field (or scope) nest deeper than a file may."""
+    found = []
+    rows = document.get("tools") if isinstance(document, dict) else None
+    for number, row in enumerate(rows if isinstance(rows, list) else (), 1):
+        label = f"tool {number} ({_short(row.get('name'))})" if isinstance(row, dict) else f"tool {number}"
+        if not isinstance(row, dict):
+            if depth_over(row, MAX_JSON_DEPTH):
+                found.append(f"{label}: Nested deeper than {MAX_JSON_DEPTH} levels.")
+            continue
+        for key, value in row.items():
+            if depth_over(value, MAX_JSON_DEPTH):
+                found.append(f"{label}: {_cut(key)}: Nested deeper than {MAX_JSON_DEPTH} levels.")
+    return found or [f"The file nests deeper than {MAX_FILE_DEPTH} levels"]
+
+
+def _cut(text: str) -> str:
+    """A field name from the file, cut at 80 characters."""
+    return text if len(text) <= 80 else text[:80] + "..."
+
+
+def _short(value: Any) -> str:
+    """A name from the file as a problem quotes it: its repr, cut at 80 characters."""
+    if not isinstance(value, str):
+        return repr(value) if value is None or isinstance(value, bool | int | float) else f"a {type(value).__name__}"
+    return repr(value) if len(value) <= 80 else repr(value[:80]) + "..."
+
+
+# The JSON type each field of a tool must have in a file (Django would turn 5 into "5").
+_STRING = (str,)
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "name": _STRING,
+    "title": _STRING,
+    "description": _STRING,
+    "input_schema": (dict,),
+    "output_schema": (dict, type(None)),
+    "annotation_title": _STRING,
+    "read_only_hint": (bool, type(None)),
+    "destructive_hint": (bool, type(None)),
+    "idempotent_hint": (bool, type(None)),
+    "open_world_hint": (bool, type(None)),
+    "icons": (list,),
+    "task_support": _STRING,
+    "handler_key": _STRING,
+    "handler_config": (dict,),
+    "rate_limit": _STRING,
+    "sensitive_arguments": (list,),
+    "requires_approval": (bool,),
+    "approval_timeout": (int, type(None)),
+    "enabled": (bool,),
+}
+_TYPE_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "true or false", int: "an integer"}
+
+
+def _type_problem(key: str, value: Any) -> str | None:
+    wanted = FIELD_TYPES.get(key)
+    if wanted is None or (isinstance(value, wanted) and not (bool not in wanted and isinstance(value, bool))):
+        return None
+    names = [_TYPE_NAMES[t] for t in wanted if t is not type(None)]
+    if type(None) in wanted:
+        names.append("null")
+    return f"must be {' or '.join(names)}, not {type(value).__name__}"
 
 
 def import_tools(document: Any, *, user: Any = None, source: str = "import", dry_run: bool = False) -> ImportReport:
@@ -118,10 +215,10 @@ def import_tools(document: Any, *, user: Any = None, source: str = "import", dry
             problems.append(f"tool {number}: must be a JSON object")
             continue
         tool_name = row.get("name")
-        label = f"tool {number} ({tool_name!r})"
+        label = f"tool {number} ({_short(tool_name)})"
         unknown = sorted(set(row) - set(EDITABLE_FIELDS))
         if unknown:
-            problems.append(f"{label}: unknown field(s) {', '.join(unknown)}")
+            problems.append(f"{label}: unknown field(s) {', '.join(map(_cut, unknown))}")
         if isinstance(tool_name, str):
             if tool_name in seen:
                 problems.append(f"{label}: the name appears more than once in the file")
@@ -133,13 +230,15 @@ def import_tools(document: Any, *, user: Any = None, source: str = "import", dry
         for scope in scopes:
             if scope not in known_scopes:
                 problems.append(f"{label}: required_scopes: no scope {scope!r} in the file or the database")
+        wrong = {key: p for key in EDITABLE_FIELDS if key in row and (p := _type_problem(key, row[key]))}
+        problems.extend(f"{label}: {key}: {problem}" for key, problem in wrong.items())
         tool = existing.get(tool_name) if isinstance(tool_name, str) else None
         tool = tool if tool is not None else Tool()
         for key in EDITABLE_FIELDS:
-            if key in row and key != "required_scopes":
+            if key in row and key != "required_scopes" and key not in wrong:
                 setattr(tool, key, row[key])
         try:
-            tool.full_clean()
+            tool.full_clean(exclude=list(wrong))
         except ValidationError as exc:
             problems.extend(_messages(label, exc))
         prepared.append((tool, sorted(set(scopes)), row))
@@ -165,7 +264,7 @@ def _scope_specs(rows: list[Any], problems: list[str]) -> dict[str, dict[str, An
     specs: dict[str, dict[str, Any]] = {}
     for number, row in enumerate(rows, 1):
         name = row.get("name") if isinstance(row, dict) else None
-        label = f"scope {number} ({name!r})"
+        label = f"scope {number} ({_short(name)})"
         if not isinstance(row, dict) or not isinstance(name, str) or not SCOPE_NAME_RE.match(name):
             problems.append(f"{label}: needs a name of visible ASCII without spaces, quotes or backslashes")
             continue

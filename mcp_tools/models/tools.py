@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
@@ -15,6 +16,7 @@ from django.db import connections, models, router, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from ..protocol.jsonrpc import depth_over
 from ..protocol.shaping import TASK_SUPPORT_VALUES
 from ..ratelimit import validate_rate
 from ..registry import registry
@@ -25,6 +27,67 @@ from .raw import fetch_one
 from .revisions import RevisionAction, revision
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+# An escaped NUL in JSON text: \u0000 after an even number of backslashes (not a written "\\u0000").
+_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+
+# Bounds on what one tool may hold, checked by Tool.full_clean() (the admin form, mcp_import and
+# every API that cleans a row): a tools/list page and the catalog stay small whatever is typed.
+MAX_DESCRIPTION_CHARS = 8192
+MAX_JSON_DEPTH = 32
+MAX_JSON_BYTES: dict[str, int] = {
+    "input_schema": 65_536,
+    "output_schema": 65_536,
+    "icons": 32_768,
+    "handler_config": 65_536,
+    "sensitive_arguments": 8_192,
+}
+MAX_ICONS = 8
+TEXT_FIELDS = ("name", "title", "description", "annotation_title", "handler_key", "rate_limit", "task_support")
+ICON_SCHEMES = ("https:", "data:")
+ICON_KEYS = frozenset({"src", "mimeType", "sizes", "theme"})
+
+
+def json_problem(value: Any, max_bytes: int) -> str | None:
+    """Why ``value`` is not acceptable JSON of at most ``max_bytes`` and ``MAX_JSON_DEPTH``
+    levels, or None (no recursion: any depth is measured safely)."""
+    if depth_over(value, MAX_JSON_DEPTH):
+        return f"Nested deeper than {MAX_JSON_DEPTH} levels."
+    try:
+        encoded = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        return f"Not JSON: {exc}."
+    if len(encoded) > max_bytes:
+        return f"{len(encoded)} bytes as JSON; the limit is {max_bytes}."
+    if b"\\u0000" in encoded and _JSON_NUL.search(encoded):  # PostgreSQL's jsonb refuses it
+        return "Contains a NUL character (\\u0000)."
+    return None
+
+
+def icon_problems(icons: Any) -> list[str]:
+    """What is wrong with a tool's icons: a list of at most MAX_ICONS objects whose src is an
+    https: or data: URL (never javascript: or any other scheme a client might follow)."""
+    if not isinstance(icons, list):
+        return ["Icons must be a list of objects, each with a string src."]
+    if len(icons) > MAX_ICONS:
+        return [f"At most {MAX_ICONS} icons ({len(icons)} given)."]
+    problems = []
+    for number, icon in enumerate(icons, 1):
+        if not isinstance(icon, dict) or not isinstance(icon.get("src"), str):
+            problems.append(f"Icon {number}: must be an object with a string src.")
+            continue
+        if not icon["src"].lower().startswith(ICON_SCHEMES):
+            problems.append(f"Icon {number}: the URL must start with https: or data:.")
+        unknown = sorted(set(icon) - ICON_KEYS)
+        if unknown:
+            problems.append(f"Icon {number}: unknown key(s) {', '.join(map(str, unknown))}.")
+        if "mimeType" in icon and not isinstance(icon["mimeType"], str):
+            problems.append(f"Icon {number}: mimeType must be a string.")
+        if "theme" in icon and icon["theme"] not in ("light", "dark"):
+            problems.append(f'Icon {number}: theme must be "light" or "dark".')
+        sizes = icon.get("sizes", [])
+        if not isinstance(sizes, list) or not all(isinstance(size, str) for size in sizes):
+            problems.append(f"Icon {number}: sizes must be a list of strings.")
+    return problems
 
 
 def default_input_schema() -> dict[str, Any]:
@@ -222,13 +285,42 @@ class Tool(models.Model):
     def bump_catalog() -> None:
         CatalogVersion.bump()
 
+    def clean_fields(self, exclude: Collection[str] | None = None) -> None:
+        """Each JSON field's depth and size first: a field over them is not validated further
+        (Django's own check serialises it recursively)."""
+        exclude = set(exclude or ())
+        errors: dict[str, list[str]] = {}
+        for field, most in MAX_JSON_BYTES.items():
+            if field not in exclude:
+                problem = json_problem(getattr(self, field), most)
+                if problem is not None:
+                    errors[field] = [problem]
+                    exclude.add(field)
+        try:
+            super().clean_fields(exclude=exclude)
+        except ValidationError as exc:
+            errors.update(exc.message_dict)
+        if errors:
+            raise ValidationError(errors)
+
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
+        # Fields already refused for their depth or size are not looked into again.
+        oversized = {field for field, most in MAX_JSON_BYTES.items() if json_problem(getattr(self, field), most)}
+        for field in TEXT_FIELDS:
+            if "\x00" in str(getattr(self, field) or ""):  # PostgreSQL refuses it in text
+                errors.setdefault(field, []).append("Contains a NUL character.")
+        if isinstance(self.description, str) and len(self.description) > MAX_DESCRIPTION_CHARS:
+            errors.setdefault("description", []).append(
+                f"At most {MAX_DESCRIPTION_CHARS} characters ({len(self.description)} given)."
+            )
         kind = registry.get(self.handler_key)
         if not self.handler_key:
             pass  # "This field cannot be blank" says it already
         elif kind is None:
             errors.setdefault("handler_key", []).append(f"No handler is registered under {self.handler_key!r}.")
+        elif "handler_config" in oversized:
+            pass
         else:
             for message in kind.config_errors(self.handler_config):
                 errors.setdefault("handler_config", []).append(message)
@@ -246,11 +338,14 @@ class Tool(models.Model):
             value = getattr(self, field)
             if field == "output_schema" and value is None:
                 continue
+            problem = json_problem(value, MAX_JSON_BYTES[field])
+            if problem is not None:
+                if field not in oversized:  # a schema a kind derived (clean_fields saw the row's own)
+                    errors.setdefault(field, []).append(problem)
+                continue
             errors.setdefault(field, []).extend(problems(value))
-        if not isinstance(self.icons, list) or not all(
-            isinstance(i, dict) and isinstance(i.get("src"), str) for i in self.icons
-        ):
-            errors.setdefault("icons", []).append("Icons must be a list of objects, each with a string src.")
+        if "icons" not in oversized:
+            errors.setdefault("icons", []).extend(icon_problems(self.icons))
         if not isinstance(self.sensitive_arguments, list) or not all(
             isinstance(n, str) for n in self.sensitive_arguments
         ):

@@ -71,7 +71,7 @@ def load_json(body: bytes) -> Any:
         raise parse_error() from exc
     # A body with fewer containers than the limit cannot nest deeper: the walk runs only for
     # bodies with many of them.
-    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _depth_over(decoded, MAX_DEPTH):
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and depth_over(decoded, MAX_DEPTH):
         raise TooDeep(readable_id(decoded), modern=_names_modern_revision(decoded))
     return decoded
 
@@ -87,17 +87,24 @@ def _names_modern_revision(obj: Any) -> bool:
     return isinstance(meta, dict) and meta.get(META_PROTOCOL_VERSION) in MODERN_VERSIONS
 
 
-def _depth_over(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests arrays and objects more than ``limit`` levels deep (no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
+def depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels deep (no recursion).
+
+    Level by level: what it holds meanwhile is one list of references to the containers of a
+    level, a few MB for a megabyte of ``[{},{},...]`` rather than a tuple per container.
+    """
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values() if isinstance(child, dict | list))
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
+        below: list[Any] = []
+        for item in level:
+            if not item:
+                continue
+            below.extend(c for c in (item.values() if isinstance(item, dict) else item) if isinstance(c, dict | list))
+        level = below
     return False
 
 
@@ -176,6 +183,7 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "depth_over",
     "encode_error",
     "encode_notification",
     "encode_raw_result",

@@ -33,6 +33,9 @@ class Exchange:
     # (when its response can be an SSE stream) what it sent on that stream so far.
     wait_until: float = 0.0
     watch: ResultWatch | None = None
+    # The most bytes this request's answer may have (0: MAX_RESPONSE_BYTES); a batch gives each
+    # item what is left of the bound.
+    max_bytes: int = 0
 
 
 def complete(req: Request, ex: Exchange, result: dict[str, Any]) -> bytes:

@@ -64,6 +64,7 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
         mcp_settings.PAGE_SIZE,
         render,
         tasks_enabled=tasks_enabled(),
+        max_bytes=mcp_settings.MAX_RESPONSE_BYTES,
     )
     return encode_raw_result(req.id, body)
 
@@ -204,7 +205,21 @@ def _call_inner(req: Request, ex: Exchange, note: dict[str, Any]) -> bytes | Non
     note["outcome"] = "tool_error" if result.get("isError") else "ok"
     if result.get("resultType") == "input_required":
         note["detail"] = "input required: " + ", ".join(result["inputRequests"])
-    return complete(req, ex, result)
+    body = complete(req, ex, result)
+    limit = ex.max_bytes or mcp_settings.MAX_RESPONSE_BYTES
+    if len(body) > limit:
+        # Sent as it is, one oversized result would hold its bytes in every buffer on the way.
+        message = (
+            f"The result of tool {tool.name!r} is too large to send ({len(body)} bytes; the limit is "
+            f"{limit} bytes, MAX_RESPONSE_BYTES). Ask for less."
+            if limit == mcp_settings.MAX_RESPONSE_BYTES
+            else f"The result of tool {tool.name!r} ({len(body)} bytes) does not fit in what is left of "
+            f"this batch's {mcp_settings.MAX_RESPONSE_BYTES} bytes (MAX_RESPONSE_BYTES); call it on its own."
+        )
+        del body
+        note.update(outcome="tool_error", detail=message)
+        return complete(req, ex, runner.refusal(message, rev))
+    return body
 
 
 class _Approved:

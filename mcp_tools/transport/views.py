@@ -9,6 +9,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.core.exceptions import RequestDataTooBig
@@ -244,7 +245,9 @@ async def _post(request: HttpRequest) -> Reply:
         return refused
     can_stream = accepts(request, "text/event-stream")
     if isinstance(decoded, list):
-        return await run_handler(_serve_batch, request, decoded)  # a batch may call tools
+        batch = _batch_of(decoded)
+        del decoded  # a batch over the bound is let go here, before the thread hop
+        return await run_handler(_serve_batch, request, batch)  # a batch may call tools
     try:
         message = parse_message(decoded)
     except McpError as exc:
@@ -270,7 +273,9 @@ def respond_sync(request: HttpRequest) -> Reply | None:
         else:
             reply, decoded = _read_post(request)
             if reply is None and isinstance(decoded, list):
-                reply = _serve_batch(request, decoded)
+                batch = _batch_of(decoded)
+                del decoded
+                reply = _serve_batch(request, batch)
             elif reply is None:
                 try:
                     message = parse_message(decoded)
@@ -521,8 +526,30 @@ def _accept_notification(message: Notification, session: services.Session) -> No
         services.cancel_request(session, message.params)
 
 
-def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
-    """L-8: 2025-03-26 sessions accept arrays; later revisions refuse them."""
+@dataclass(frozen=True, slots=True)
+class _Oversized:
+    """What is kept of a batch over ``MAX_BATCH_ITEMS``: decoding a megabyte of small items takes
+    tens of MB, so the items are let go at once; the batch is refused once the session is read."""
+
+    count: int
+    has_initialize: bool
+
+
+def _batch_of(items: list[Any]) -> list[Any] | _Oversized:
+    if len(items) <= mcp_settings.MAX_BATCH_ITEMS:
+        return items
+    return _Oversized(len(items), _has_initialize(items))
+
+
+def _serve_batch(request: HttpRequest, items: list[Any] | _Oversized) -> Reply:
+    """L-8: 2025-03-26 sessions accept arrays; later revisions refuse them.
+
+    A batch holds at most ``MAX_BATCH_ITEMS`` messages (over it: one -32600, nothing run), and
+    its answers together stay within ``MAX_RESPONSE_BYTES``: each tool call gets what is left
+    of the bound as its own (a larger result is an isError result), and once an answer would
+    pass it, that answer and every request after it get a short error instead (one response
+    per request, as JSON-RPC batches have it), the later ones not run.
+    """
     if not items:
         return plain_error(400, e.INVALID_REQUEST, "Invalid Request: empty batch")
     try:
@@ -530,7 +557,7 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
     except AuthFailure as exc:
         return auth_reply(exc)
     headers = request_headers(request)
-    if any(isinstance(item, dict) and item.get("method") == "initialize" for item in items):
+    if items.has_initialize if isinstance(items, _Oversized) else _has_initialize(items):
         return plain_error(400, e.INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch")
     try:
         session = legacy_session(headers, principal)
@@ -542,6 +569,12 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
     null_id = rev.error_id_required
     if not rev.batching:
         refusal = e.invalid_request(f"Invalid Request: JSON-RPC batches are not part of {rev.version}")
+        return Reply(400, encode_error(None, refusal, null_id=null_id))
+    if isinstance(items, _Oversized):
+        refusal = e.invalid_request(
+            f"Invalid Request: a batch may hold at most {mcp_settings.MAX_BATCH_ITEMS} messages (MAX_BATCH_ITEMS); "
+            f"this one has {items.count}. Nothing was run; send fewer at a time."
+        )
         return Reply(400, encode_error(None, refusal, null_id=null_id))
     parsed: list[Message | bytes] = []
     for item in items:
@@ -555,25 +588,62 @@ def _serve_batch(request: HttpRequest, items: list[Any]) -> Reply:
         services.authorize_batch([m for m in parsed if isinstance(m, Request)], principal)
     except AuthFailure as exc:
         return auth_reply(exc)
+    limit = mcp_settings.MAX_RESPONSE_BYTES
     responses: list[bytes] = []
+    size = 2  # the brackets
+    full = False
     for message in parsed:
+        answer: bytes | None = None
         if isinstance(message, bytes):
-            responses.append(message)
+            answer = message
         elif isinstance(message, Notification):
             _accept_notification(message, session)
         elif isinstance(message, Response):
             services.accept_answer(message, session, principal)
+        elif isinstance(message, Request) and full:
+            answer = encode_error(message.id, _not_run(limit))
         elif isinstance(message, Request):
-            ex = Exchange(rev, principal, headers, session=session, asgi=isinstance(request, ASGIRequest))
+            # What is left of the bound, less room for a short error per later item.
+            room = limit - size - _ERROR_ROOM * len(parsed)
+            ex = Exchange(
+                rev, principal, headers, session=session, asgi=isinstance(request, ASGIRequest), max_bytes=max(room, 1)
+            )
             try:
                 outcome = services.handle_request(message, ex)
             except AuthFailure as exc:  # the catalog changed since the batch was authorized
                 outcome = (200, encode_error(message.id, e.invalid_params(exc.description)))
-            if outcome is not None:
-                responses.append(outcome[1])
+            answer = None if outcome is None else outcome[1]
+            if answer is not None and len(answer) > room:
+                answer = encode_error(message.id, _too_large(len(answer), limit))
+                full = True
+        if answer is not None:
+            responses.append(answer)
+            size += len(answer) + 1
     if not responses:
         return Reply(202)
     return Reply(200, b"[" + b",".join(responses) + b"]")
+
+
+def _has_initialize(items: list[Any]) -> bool:
+    return any(isinstance(item, dict) and item.get("method") == "initialize" for item in items)
+
+
+# Bytes kept free per item of a batch for the short error it may get instead of its answer.
+_ERROR_ROOM = 256
+
+
+def _too_large(size: int, limit: int) -> McpError:
+    return e.internal_error(
+        f"Response too large: this answer ({size} bytes) would take the batch's answers past "
+        f"{limit} bytes (MAX_RESPONSE_BYTES); it was not sent. Send the request on its own."
+    )
+
+
+def _not_run(limit: int) -> McpError:
+    return e.invalid_request(
+        f"Invalid Request: not run: the batch's answers reached {limit} bytes (MAX_RESPONSE_BYTES). "
+        "Send the request again, in a smaller batch."
+    )
 
 
 # --------------------------------------------------------------------------- long-lived streams

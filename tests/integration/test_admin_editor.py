@@ -108,7 +108,7 @@ def test_the_handler_config_is_checked_against_the_kinds_schema(admin_client: Cl
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("icons", "ftp://x/i.png", "Line 1: the icon URL must start with https:, http: or data:"),
+        ("icons", "ftp://x/i.png", "Line 1: the icon URL must start with https: or data:"),
         ("icons", "https://x/i.png image/png huge", "Line 1: 'huge' is not a MIME type, sizes (48x48) or light/dark"),
         ("rate_limit", "often", "Invalid rate 'often'; use e.g. '10/m', '500/h' or 'off'"),
         ("task_support", "sometimes", "Select a valid choice. sometimes is not one of the available choices."),

@@ -1,35 +1,8 @@
-"""Fixtures for the security tests: the demo catalog in the test database and an MCP test client
-(the same as tests/integration/conftest.py)."""
+"""Fixtures for the security tests: the same test settings and fixtures as tests/integration
+(the demo catalog in the test database, the schema-checking MCP test client)."""
 
 from __future__ import annotations
 
-import io
-from typing import Any
+from tests.integration.conftest import _clear_cache, demo_tools, header_auth, mcp
 
-import pytest
-from django.core.cache import cache
-from django.core.management import call_command
-
-from tests.mcp_client import Mcp
-
-
-@pytest.fixture(autouse=True)
-def _clear_cache() -> Any:
-    """Cancellation flags live in the cache: no test sees another's."""
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def demo_tools(db: None) -> None:
-    call_command("load_demo_tools", stdout=io.StringIO())
-
-
-@pytest.fixture
-def mcp(client: Any, demo_tools: None) -> Mcp:
-    return Mcp(client)
-
-
-@pytest.fixture
-def header_auth(settings: Any) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}
+__all__ = ["_clear_cache", "demo_tools", "header_auth", "mcp"]

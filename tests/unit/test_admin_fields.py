@@ -37,7 +37,7 @@ def test_every_bad_icon_line_is_named() -> None:
     with pytest.raises(ValidationError) as info:
         IconsField().clean("https://ok/a.png\nfile:///etc/passwd\nhttps://x/b.png image/png grey")
     assert info.value.messages == [
-        "Line 2: the icon URL must start with https:, http: or data:",
+        "Line 2: the icon URL must start with https: or data:",
         "Line 3: 'grey' is not a MIME type, sizes (48x48) or light/dark",
     ]
 
