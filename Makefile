@@ -74,3 +74,16 @@ scale-test: install  # several hosts as network namespaces (needs root and iprou
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache tests/e2e/js/node_modules
+
+.PHONY: docs dist
+# The documentation site (Sphinx, Furo, MyST) into var/docs/html; warnings are errors, and -n
+# reports every reference that does not resolve.
+docs: install
+	$(VENV)/bin/sphinx-build -W --keep-going -n -q -b html docs var/docs/html
+	@echo "docs: var/docs/html/index.html"
+
+# The sdist and the wheel into dist/, checked by twine (metadata, README rendering).
+dist: install
+	rm -rf dist
+	$(PY) -m build -o dist .
+	$(VENV)/bin/twine check --strict dist/*

@@ -7,7 +7,7 @@ The public API is what a handler author needs: ``@handler``, ``ToolContext``, ``
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from .exceptions import InputUnavailable, ToolCancelled, ToolError
 from .handles.kinds import handle_kind

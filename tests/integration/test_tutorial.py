@@ -1,0 +1,79 @@
+"""The tutorial's site (docs/tutorial/site, literalincluded by docs/tutorial/index.md) works as the
+page says: migrate, import the handler tool, sync the model toolset, mint a token, call both tools.
+
+It runs the site's own manage.py in subprocesses (its settings, its apps), so the page's code is
+the code under test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "docs" / "tutorial" / "site"
+
+CALL = """
+import json
+import django
+django.setup()
+from django.test import Client
+from notes.models import Note
+from tests.mcp_client import Mcp
+
+Note.objects.create(title="Django tips")
+Note.objects.create(title="More django")
+mcp = Mcp(Client())
+mcp.default_headers["Authorization"] = "Bearer " + {token!r}
+mcp.initialize("2025-11-25")
+names = sorted(tool["name"] for tool in mcp.call("tools/list")["tools"])
+counted = mcp.call("tools/call", {{"name": "count_notes", "arguments": {{"word": "django"}}}})
+listed = mcp.call("tools/call", {{"name": "list_note", "arguments": {{}}}})
+print(json.dumps({{"names": names, "counted": counted, "listed": listed}}))
+"""
+
+
+def manage(site: Path, env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=site, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return done.stdout
+
+
+@pytest.mark.timeout(300)
+def test_the_tutorial_site_serves_both_tools(tmp_path: Path) -> None:
+    import json
+
+    site = tmp_path / "site"
+    shutil.copytree(SITE, site, ignore=shutil.ignore_patterns("__pycache__", "*.sqlite3"))
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
+        "DJANGO_SETTINGS_MODULE": "mysite.settings",
+        "TUTORIAL_DB": str(tmp_path / "db.sqlite3"),
+        "MCP_RESOURCE_URL": "http://testserver/mcp",
+        "MCP_ISSUER": "http://testserver",
+        "DJANGO_SUPERUSER_PASSWORD": "tutorial-password-1",
+    }
+    manage(site, env, "migrate", "--noinput", "-v0")
+    manage(site, env, "mcp_import", "tools.json")
+    assert "list_note" in manage(site, env, "mcp_sync_toolsets")
+    manage(site, env, "check", "--database", "default", "--fail-level", "ERROR")
+    manage(site, env, "createsuperuser", "--noinput", "--username", "admin", "--email", "admin@example.com")
+    token = manage(site, env, "mcp_token", "--user", "admin", "--scopes", "notes:read").strip().splitlines()[-1]
+
+    done = subprocess.run(
+        [sys.executable, "-c", CALL.format(token=token)], cwd=site, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["names"] == ["count_notes", "get_note", "list_note"]
+    assert out["counted"]["structuredContent"] == {"word": "django", "count": 2}
+    assert not out["listed"].get("isError"), out["listed"]
+    assert "Django tips" in json.dumps(out["listed"])
