@@ -69,7 +69,7 @@ test-sqlite: install browser  ## the SQLite pass: unit + integration (+ security
 	$(MAKE) --no-print-directory test-e2e
 
 test-e2e: install browser  ## the e2e tests (real servers, SDK clients, conformance, browser, worker, scale), one at a time
-	$(PY) -m pytest tests/e2e --durations=15
+	$(PY) -m pytest tests/e2e --durations=30
 
 test-postgres: install  ## unit + integration (+ security) on PostgreSQL (127.0.0.1:5432), 2 processes
 	MCP_TEST_DB=postgres $(PY) -m pytest $(FAST_TESTS) $(XDIST) -q

@@ -98,7 +98,7 @@ CANCEL_GRACE = 2.5
 # A call deferred after the cancellation of its id goes out this many requests later (and no
 # sooner than CANCEL_GRACE + 0.5 s: the loop waits when it is faster). Counted in requests, not
 # seconds, so where it lands in the sequence does not depend on the machine's speed.
-DEFER_REQUESTS = 150
+DEFER_REQUESTS = 1000
 _PLAIN_HEADER = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$")
 
 
@@ -214,6 +214,7 @@ class Fuzzer:
         self.stats: Counter[str] = Counter()
         self.seconds: Counter[str] = Counter()  # time spent per scenario, checks included
         self.loop_seconds = 0.0  # time spent sending (the rest is drawing the pool, and setup)
+        self.waited = 0.0  # of which waiting for a deferred call's grace time
         # With trace=True, every request as sent, the values the server made up (session ids,
         # cursors, task ids) replaced by the order they were learnt in: two runs of a seed match.
         self.trace: list[str] | None = None
@@ -977,6 +978,7 @@ class Fuzzer:
         wait = due - time.monotonic()
         if wait > 0:
             self.stats["deferred call waited"] += 1
+            self.waited += wait
             time.sleep(wait)  # a deadline of the server's (CANCEL_GRACE), not a wait for a state
         self.post(ctx, call, "cancel")
 
@@ -1013,7 +1015,7 @@ class Fuzzer:
             f"{len(self.pool)} messages drawn from {len({(d.rev, d.name) for d in self.pool})} schema definitions; "
             f"{self.count - len(self.pool)} more requests built from them; "
             f"{self.loop_seconds:.1f} s in the sending loop, of which {sum(self.seconds.values()):.1f} s "
-            "sending and checking; "
+            f"sending and checking, {self.waited:.1f} s waiting for deferred calls; "
             f"server CPU {_cpu_seconds(self.server.process.pid):.1f} s",
         ]
         for failure in sorted(self.failures.values(), key=lambda f: (f.problem.kind, f.problem.key)):
