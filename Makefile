@@ -80,7 +80,7 @@ fuzz: install  ## fresh random fuzz seeds for FUZZ_SECONDS (default 600); prints
 
 fuzz-replay: install  ## one fuzz run exactly again: MCP_FUZZ_SEED=N [MCP_FUZZ_REQUESTS=N] make fuzz-replay
 	@test -n "$$MCP_FUZZ_SEED" || { echo "fuzz-replay: set MCP_FUZZ_SEED (make fuzz prints it)"; exit 2; }
-	$(PY) -m pytest tests/e2e/test_fuzz.py -q -s -p no:cacheprovider
+	$(PY) -m pytest tests/e2e/test_fuzz.py::test_fuzz_endpoint -q -s -p no:cacheprovider
 
 lint: install  ## ruff (check, format), mypy and the import contracts
 	$(VENV)/bin/ruff check .

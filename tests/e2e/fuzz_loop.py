@@ -33,13 +33,13 @@ def main() -> int:
         rounds += 1
         print(f"fuzz round {rounds}: MCP_FUZZ_SEED={seed} MCP_FUZZ_REQUESTS={requests}", flush=True)
         env = {**os.environ, "MCP_FUZZ_SEED": str(seed), "MCP_FUZZ_REQUESTS": str(requests)}
-        command = [sys.executable, "-m", "pytest", "tests/e2e/test_fuzz.py", "-q", "-p", "no:cacheprovider"]
-        code = subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
+        arguments = ["-m", "pytest", "tests/e2e/test_fuzz.py::test_fuzz_endpoint", "-q", "-p", "no:cacheprovider"]
+        code = subprocess.run([sys.executable, *arguments], cwd=ROOT, env=env, check=False).returncode
         if code != 0:
             print(
                 f"\nfuzz: seed {seed} failed (pytest exit {code}). Replay exactly the same requests with:\n"
                 f"  MCP_FUZZ_SEED={seed} MCP_FUZZ_REQUESTS={requests} make fuzz-replay\n"
-                f"or\n  MCP_FUZZ_SEED={seed} MCP_FUZZ_REQUESTS={requests} {' '.join(command[1:])} -s\n"
+                f"or\n  MCP_FUZZ_SEED={seed} MCP_FUZZ_REQUESTS={requests} python {' '.join(arguments)} -s\n"
                 "Then make it a regression test (README, Testing: tests/integration/test_hardening.py).",
                 flush=True,
             )

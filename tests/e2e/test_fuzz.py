@@ -1189,7 +1189,7 @@ def test_fuzz_endpoint(fuzz_server: LiveServer) -> None:
 def replay_command() -> str:
     """The command that sends this run's requests again, in the same order."""
     env = f"MCP_FUZZ_SEED={SEED} MCP_FUZZ_REQUESTS={REQUESTS}"
-    return f"{env} make fuzz-replay  (or: {env} python -m pytest tests/e2e/test_fuzz.py -s)"
+    return f"{env} make fuzz-replay  (or: {env} python -m pytest tests/e2e/test_fuzz.py::test_fuzz_endpoint -s)"
 
 
 REPLAY_REQUESTS = 450  # past the drawn messages (about 200), with some deferred calls
