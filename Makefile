@@ -78,7 +78,7 @@ test-postgres: install  ## unit + integration (+ security) on PostgreSQL (127.0.
 fuzz: install  ## fresh random fuzz seeds for FUZZ_SECONDS (default 600); prints each seed and how to replay a failure
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} $(PY) -m tests.e2e.fuzz_loop
 
-fuzz-replay: install  ## one fuzz run exactly again: MCP_FUZZ_SEED=N [MCP_FUZZ_REQUESTS=N] make fuzz-replay
+fuzz-replay: install  ## one fuzz seed again, same requests in the same order: MCP_FUZZ_SEED=N [MCP_FUZZ_REQUESTS=N] make fuzz-replay
 	@test -n "$$MCP_FUZZ_SEED" || { echo "fuzz-replay: set MCP_FUZZ_SEED (make fuzz prints it)"; exit 2; }
 	$(PY) -m pytest tests/e2e/test_fuzz.py::test_fuzz_endpoint -q -s -p no:cacheprovider
 
