@@ -15,10 +15,11 @@ and a failure is never a matter of luck; ``make fuzz`` tries fresh seeds for as 
 seed defines is sent, in the same order, or the test fails (``MCP_FUZZ_BUDGET`` is only the
 limit past which that counts as a failure). Replay a run exactly with
 ``MCP_FUZZ_SEED=<seed> MCP_FUZZ_REQUESTS=<n> make fuzz-replay`` (both printed at the start):
-the fuzzer times nothing itself (a call deferred after a cancellation is placed by request
-count), so what differs between runs is what the server makes up (session ids, cursors, task
-ids) and what follows from answers that depend on the server's clock (a task with a 1 s ttl
-listed or expired), which the fuzzer learns from.
+the fuzzer times nothing itself (a call deferred after a cancellation is placed by step count,
+not by the clock) and each step draws from its own random stream, (seed, step). What differs
+between two runs is what the server makes up (session ids, cursors, task ids, and the fuzzer's
+forgeries of them), and an answer that depends on the server's clock (a task with a 1 s ttl
+listed or expired) changes only the request that uses it, not every later one.
 """
 
 from __future__ import annotations
@@ -98,10 +99,10 @@ LATEST_LEGACY = "2025-11-25"
 # overtook its request on the way to another process (C-1, mcp_tools/cancel.py): a request sent
 # within that window after a cancellation of its id may go unanswered. Later ones may not.
 CANCEL_GRACE = 2.5
-# A call deferred after the cancellation of its id goes out this many requests later (and no
-# sooner than CANCEL_GRACE + 0.5 s: the loop waits when it is faster). Counted in requests, not
-# seconds, so where it lands in the sequence does not depend on the machine's speed.
-DEFER_REQUESTS = 1000
+# A call deferred after the cancellation of its id goes out this many steps (scenarios, mostly
+# one request each) later, and no sooner than CANCEL_GRACE + 0.5 s: the loop waits when it is
+# faster. Counted in steps, not seconds, so where it lands does not depend on the machine's speed.
+DEFER_STEPS = 1000
 _PLAIN_HEADER = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$")
 
 
@@ -197,8 +198,10 @@ class Fuzzer:
     def __init__(self, server: LiveServer, run_seed: int) -> None:
         self.server = server
         self.client = httpx.Client(timeout=httpx.Timeout(TIMEOUT))
+        self.seed = run_seed
         self.rng = random.Random(run_seed)
         self.count = 0
+        self.step = 0  # scenarios begun by run(): each draws from its own stream, (seed, step)
         self.failures: dict[tuple[str, str], Failure] = {}
         self.sessions: dict[str, list[str]] = {rev: [] for rev in LEGACY}
         self.deleted: list[tuple[str, str]] = []
@@ -599,9 +602,13 @@ class Fuzzer:
         self.rng.shuffle(fresh)
         started = time.monotonic()
         while self.count < requests and self.time_left():
-            if self.later and self.later[0][0] <= self.count:
+            if self.later and self.later[0][0] <= self.step:
                 self.send_later()
                 continue
+            # A fresh stream per step: an answer that differs between two runs of a seed (one that
+            # depends on the server's clock) changes the request of that step, not every later one.
+            self.rng.seed(f"{self.seed}:{self.step}")
+            self.step += 1
             if fresh:  # every drawn message is sent at least once
                 self.schema_replay(fresh.pop(), mutate_it=False)
                 continue
@@ -973,7 +980,7 @@ class Fuzzer:
         if self.rng.random() < 0.3:
             self.post(ctx, call, "cancel")
         else:
-            self.later.append((self.count + DEFER_REQUESTS, time.monotonic() + CANCEL_GRACE + 0.5, ctx, call))
+            self.later.append((self.step + DEFER_STEPS, time.monotonic() + CANCEL_GRACE + 0.5, ctx, call))
 
     def send_later(self) -> None:
         """Send the first deferred call, once its grace time has passed too."""
@@ -1195,11 +1202,12 @@ def replay_command() -> str:
     return f"{env} make fuzz-replay  (or: {env} python -m pytest tests/e2e/test_fuzz.py::test_fuzz_endpoint -s)"
 
 
-# Past the drawn messages (about 200) and into the random scenarios. Not much further: the
-# fuzzer learns from answers, and some answers depend on the server's clock (a task created with
-# a 1 s ttl is listed, or has expired, on tasks/list), which then steers its later choices; two
-# runs of 1500 requests parted there (about request 540), not on anything the fuzzer timed.
-REPLAY_REQUESTS = 450
+# Past the drawn messages (about 200) and long enough (several seconds) that deferred calls fall
+# due inside the loop. The fuzzer learns from answers, and a few depend on the server's clock (a
+# task created with a 1 s ttl is listed, or has expired, on tasks/list): such a request may differ
+# between two runs, but each step draws from its own stream, so the difference stays local.
+REPLAY_REQUESTS = 1500
+REPLAY_TOLERANCE = 0.01  # at most 1% of the requests may differ that way (a cascade is most of them)
 
 
 def test_a_seed_sends_the_same_requests_again(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -1220,5 +1228,7 @@ def test_a_seed_sends_the_same_requests_again(tmp_path_factory: pytest.TempPathF
     first, second = traces
     assert len(first) >= REPLAY_REQUESTS
     differ = [i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b]
-    assert not differ, f"seed {SEED}: request {differ[0]} differs:\n" + "\n".join(t[differ[0]][:2000] for t in traces)
-    assert len(first) == len(second), f"seed {SEED}: {len(first)} requests, then {len(second)}"
+    shown = "\n".join(t[differ[0]][:2000] for t in traces) if differ else ""
+    print(f"seed {SEED}: {len(first)} and {len(second)} requests, {len(differ)} differ: {differ[:20]}")
+    assert len(differ) <= REPLAY_TOLERANCE * len(first), f"seed {SEED}: requests {differ[:20]}... differ:\n{shown}"
+    assert abs(len(first) - len(second)) <= REPLAY_TOLERANCE * len(first), (len(first), len(second))
