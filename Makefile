@@ -1,11 +1,25 @@
-# django-mcp-tools: `make run` serves the demo, `make test` runs the whole suite.
+# django-mcp-tools: `make run` serves the demo, `make check` is the quick gate, `make test` runs
+# the whole suite (what CI runs). `make help` lists the targets (their `## ` comments).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTHON ?= python3
+# Tests with their own test database, no server: run on 2 processes (pytest-xdist).
+FAST_TESTS := tests/unit tests/integration $(wildcard tests/security)
+XDIST ?= -n 2
+# Every Hypothesis test draws the same examples on every run (tests/conftest.py); the fuzz, soak
+# and scale tests use their fixed seeds unless MCP_FUZZ_SEED, MCP_SOAK_SEED, MCP_SCALE_SEED say.
+HYPOTHESIS_PROFILE ?= ci
+export HYPOTHESIS_PROFILE
 
-.PHONY: install browser wrk run test test-sqlite test-postgres lint bench bench-peers soak scale-test clean
+.DEFAULT_GOAL := help
+.PHONY: help install browser wrk run check test test-sqlite test-postgres test-e2e lint fuzz fuzz-replay \
+	bench bench-peers soak scale-test clean
+
+help:  ## this list
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
+	  awk '{ name = $$1; sub(/:$$/, "", name); text = $$0; sub(/^[^#]*## /, "", text); printf "  %-14s %s\n", name, text }'
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,9 +28,9 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PY) -m pip install -q --no-deps -e .
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed  ## the venv (.venv) with the project and its dev tools (requirements.txt)
 
-run: install
+run: install  ## the demo site (SQLite) with a Celery worker, at 127.0.0.1:8000 (HOST, PORT)
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py load_demo_tools
 	$(PY) manage.py demo_superuser
@@ -28,7 +42,7 @@ run: install
 
 # Debian's Chromium and ChromeDriver for the admin browser test, installed when missing (root and
 # apt); never a browser downloaded at run time. Without them that test skips, or fails with CI=true.
-browser:
+browser:  ## Debian's chromium and chromedriver for the admin browser test, when missing
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  { echo "installing chromium and chromium-driver"; apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } || \
@@ -36,22 +50,45 @@ browser:
 
 # wrk, the load generator of the benchmarks, from Debian when missing (root and apt); without it
 # they fall back to bench/loadgen.py, which costs more CPU per request.
-wrk:
+wrk:  ## Debian's wrk for the benchmarks, when missing
 	@command -v wrk >/dev/null || \
 	  { echo "installing wrk"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; } || \
 	  echo "could not install wrk: the benchmarks use bench/loadgen.py"
 
-test: install browser
-	$(PY) -m pytest
-	MCP_TEST_DB=postgres $(PY) -m pytest tests/integration tests/unit -q
+check: lint test-fast  ## the quick gate: lint, then unit + integration (+ security) tests on SQLite
 
-lint: install
+test: install browser  ## everything, as CI runs it: SQLite (all e2e included), then PostgreSQL
+	$(MAKE) --no-print-directory test-sqlite
+	$(MAKE) --no-print-directory test-postgres
+
+test-fast: install  ## unit + integration (+ security) tests on SQLite, 2 processes
+	$(PY) -m pytest $(FAST_TESTS) $(XDIST) -q
+
+test-sqlite: install browser  ## the SQLite pass: unit + integration (+ security) on 2 processes, then every e2e test
+	$(PY) -m pytest $(FAST_TESTS) $(XDIST) -q
+	$(MAKE) --no-print-directory test-e2e
+
+test-e2e: install browser  ## the e2e tests (real servers, SDK clients, conformance, browser, worker, scale), one at a time
+	$(PY) -m pytest tests/e2e --durations=30
+
+test-postgres: install  ## unit + integration (+ security) on PostgreSQL (127.0.0.1:5432), 2 processes
+	MCP_TEST_DB=postgres $(PY) -m pytest $(FAST_TESTS) $(XDIST) -q
+
+# `make fuzz` is not part of CI (which runs one fixed seed, tests/e2e/test_fuzz.py FIXED_SEED).
+fuzz: install  ## fresh random fuzz seeds for FUZZ_SECONDS (default 600); prints each seed and how to replay a failure
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} $(PY) -m tests.e2e.fuzz_loop
+
+fuzz-replay: install  ## one fuzz seed again, same requests in the same order: MCP_FUZZ_SEED=N [MCP_FUZZ_REQUESTS=N] make fuzz-replay
+	@test -n "$$MCP_FUZZ_SEED" || { echo "fuzz-replay: set MCP_FUZZ_SEED (make fuzz prints it)"; exit 2; }
+	$(PY) -m pytest tests/e2e/test_fuzz.py::test_fuzz_endpoint -q -s -p no:cacheprovider
+
+lint: install  ## ruff (check, format), mypy and the import contracts
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy mcp_tools project
 	$(VENV)/bin/lint-imports  # the layers of ARCHITECTURE.md, written as contracts in .importlinter
 
-bench: install wrk
+bench: install wrk  ## the benchmarks (bench/README.md)
 	$(PY) bench/run.py
 	$(PY) bench/peers.py --quick  # 3 s runs here (about 3 min); `make bench-peers` is the full one
 	$(PY) bench/profile_call.py  # where a tools/call's time goes, beside django-mcpz (in process)
@@ -63,16 +100,16 @@ bench: install wrk
 
 # Ours against django-mcpz, django-mcp-server and the official SDK, each in its own venv under
 # var/bench-peers/ made from bench/peers/*.txt (PyPI), 2 processes each (about 17 min).
-bench-peers: install wrk
+bench-peers: install wrk  ## ours against three other MCP servers, full length (about 17 min)
 	$(PY) bench/peers.py
 
-soak: install  # 10 minutes of mixed traffic against one server (the suite runs 60 s of it)
-	MCP_SOAK_SECONDS=$${MCP_SOAK_SECONDS:-600} $(PY) -m pytest tests/e2e/test_soak.py -q -s -p no:cacheprovider --timeout=1200
+soak: install  ## 10 minutes of mixed traffic against one server, a fresh seed (the suite: 60 s, fixed seed)
+	MCP_SOAK_SECONDS=$${MCP_SOAK_SECONDS:-600} MCP_SOAK_SEED=$${MCP_SOAK_SEED:-random} $(PY) -m pytest tests/e2e/test_soak.py -q -s -p no:cacheprovider --timeout=1200
 
-scale-test: install  # several hosts as network namespaces (needs root and iproute2); see README "Several hosts"
+scale-test: install  ## several hosts as network namespaces (root, iproute2); README "Several hosts"
 	$(PY) -m pytest tests/e2e/test_scale.py -v -s -p no:cacheprovider
 
-clean:
+clean:  ## remove the venv, var/ and the caches
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache tests/e2e/js/node_modules
 
 .PHONY: docs dist

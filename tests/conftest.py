@@ -7,8 +7,27 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from tests import services
+
+# Hypothesis: in CI (and under `make`) every property test draws the same examples on every run
+# (derandomize: the seed comes from the test's own code), keeps no example database, and has no
+# deadline nor too_slow health check, so a slow moment of a shared machine is not a failure. A
+# test's own @seed(...) still wins (tests/fuzz_strategies.py seeds its pool from MCP_FUZZ_SEED
+# that way, with derandomize=False). Locally the default profile draws fresh examples;
+# HYPOTHESIS_PROFILE=ci gives the CI behaviour anywhere.
+hypothesis_settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],  # a timing, not a property of the code
+    print_blob=True,
+)
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if services.IN_CI else "default")
+hypothesis_settings.load_profile(HYPOTHESIS_PROFILE)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -75,8 +80,53 @@ def server_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]
 
 
 def prepare_database(env: dict[str, str]) -> None:
+    """``migrate`` and ``load_demo_tools`` for the server's database.
+
+    A new SQLite file is a copy of one this process made that way once (see ``sqlite_template``):
+    starting Django twice per server cost about 4 s of the e2e run's CPU each, for the same
+    file every time. An existing file (a second start on the same database), PostgreSQL, or
+    MCP_TEST_DB_TEMPLATE=0 run the two commands as before.
+    """
+    target = Path(env.get("MCP_SQLITE_PATH", ""))
+    sqlite = env.get("MCP_DATABASE", "sqlite") == "sqlite" and env.get("MCP_SQLITE_PATH")
+    if sqlite and not target.exists() and os.environ.get("MCP_TEST_DB_TEMPLATE", "1") != "0":
+        copy_sqlite(sqlite_template(), target)
+        return
+    _migrate_and_load(env)
+
+
+def _migrate_and_load(env: dict[str, str]) -> None:
     for args in (["migrate", "--noinput", "-v0"], ["load_demo_tools"]):
         subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+
+
+_template_lock = threading.Lock()
+_template: Path | None = None
+
+
+def sqlite_template() -> Path:
+    """A SQLite database migrated and loaded with the demo tools, made once per process.
+
+    Neither ``migrate`` nor ``load_demo_tools`` reads the environment a test gives its server
+    (INSTALLED_APPS and the demo tools are fixed), so one file serves every server; it is made
+    in a neutral environment and removed when the process exits.
+    """
+    global _template
+    with _template_lock:
+        if _template is None or not _template.exists():
+            folder = Path(tempfile.mkdtemp(prefix="mcp-db-template-"))
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            env = server_env(folder, {"MCP_DATABASE": "sqlite"})
+            _migrate_and_load(env)
+            _template = Path(env["MCP_SQLITE_PATH"])
+        return _template
+
+
+def copy_sqlite(source: Path, target: Path) -> None:
+    """A consistent copy (SQLite's backup API: the WAL's pages included)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(source)) as src, contextlib.closing(sqlite3.connect(target)) as dst:
+        src.backup(dst)
 
 
 @contextlib.contextmanager

@@ -9,8 +9,17 @@ for the negotiated revision, no internals, every fresh request answered, nothing
 Failures are collected, not raised one by one: the report lists each distinct failure once,
 with the smallest request that showed it.
 
-Reproduce a run with ``MCP_FUZZ_SEED=<seed>`` (printed at the start); ``MCP_FUZZ_REQUESTS``
-changes how many requests are sent (default 10000).
+The suite (and CI) runs one fixed seed, ``FIXED_SEED``, so the same requests go out on every run
+and a failure is never a matter of luck; ``make fuzz`` tries fresh seeds for as long as asked
+(tests/e2e/fuzz_loop.py). A run is bounded by a request count, not by time: every request the
+seed defines is sent, in the same order, or the test fails (``MCP_FUZZ_BUDGET`` is only the
+limit past which that counts as a failure). Replay a run exactly with
+``MCP_FUZZ_SEED=<seed> MCP_FUZZ_REQUESTS=<n> make fuzz-replay`` (both printed at the start):
+the fuzzer times nothing itself (a call deferred after a cancellation is placed by step count,
+not by the clock) and each step draws from its own random stream, (seed, step). What differs
+between two runs is what the server makes up (session ids, cursors, task ids, and the fuzzer's
+forgeries of them), and an answer that depends on the server's clock (a task with a 1 s ttl
+listed or expired) changes only the request that uses it, not every later one.
 """
 
 from __future__ import annotations
@@ -63,7 +72,8 @@ from tests.servers import LiveServer, run_server
 
 pytestmark = pytest.mark.e2e
 
-SEED = int(os.environ.get("MCP_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
+FIXED_SEED = 20261125  # the suite's seed; a seed that found a bug becomes a test of its own (README)
+SEED = int(os.environ.get("MCP_FUZZ_SEED") or FIXED_SEED)
 REQUESTS = int(os.environ.get("MCP_FUZZ_REQUESTS") or 10_000)
 EXAMPLES_PER_DEFINITION = 3  # messages Hypothesis draws from each schema definition
 TIMEOUT = 10.0  # seconds one request may take, streams included
@@ -89,6 +99,10 @@ LATEST_LEGACY = "2025-11-25"
 # overtook its request on the way to another process (C-1, mcp_tools/cancel.py): a request sent
 # within that window after a cancellation of its id may go unanswered. Later ones may not.
 CANCEL_GRACE = 2.5
+# A call deferred after the cancellation of its id goes out this many steps (scenarios, mostly
+# one request each) later, and no sooner than CANCEL_GRACE + 0.5 s: the loop waits when it is
+# faster. Counted in steps, not seconds, so where it lands does not depend on the machine's speed.
+DEFER_STEPS = 1000
 _PLAIN_HEADER = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$")
 
 
@@ -184,14 +198,17 @@ class Fuzzer:
     def __init__(self, server: LiveServer, run_seed: int) -> None:
         self.server = server
         self.client = httpx.Client(timeout=httpx.Timeout(TIMEOUT))
+        self.seed = run_seed
         self.rng = random.Random(run_seed)
         self.count = 0
+        self.step = 0  # scenarios begun by run(): each draws from its own stream, (seed, step)
         self.failures: dict[tuple[str, str], Failure] = {}
         self.sessions: dict[str, list[str]] = {rev: [] for rev in LEGACY}
         self.deleted: list[tuple[str, str]] = []
         self.used: dict[str, set[str]] = defaultdict(set)
         self.cancels: dict[str, dict[str, tuple[float, Sent]]] = defaultdict(dict)
-        self.later: list[tuple[float, Context, dict[str, Any]]] = []  # requests due after a cancellation
+        # requests due after a cancellation: (due request count, due time, context, call)
+        self.later: list[tuple[int, float, Context, dict[str, Any]]] = []
         self.pool: list[Drawn] = []
         self.cursors: dict[str, list[str]] = {"tools/list": [], "tasks/list": []}
         self.tools: list[str] = []
@@ -203,6 +220,11 @@ class Fuzzer:
         self.stats: Counter[str] = Counter()
         self.seconds: Counter[str] = Counter()  # time spent per scenario, checks included
         self.loop_seconds = 0.0  # time spent sending (the rest is drawing the pool, and setup)
+        self.waited = 0.0  # of which waiting for a deferred call's grace time
+        # With trace=True, every request as sent, the values the server made up (session ids,
+        # cursors, task ids) replaced by the order they were learnt in: two runs of a seed match.
+        self.trace: list[str] | None = None
+        self.issued: dict[str, str] = {}
 
     # ----------------------------------------------------------------------- sending
 
@@ -241,6 +263,8 @@ class Fuzzer:
         except httpx.TransportError as exc:
             problems.append(Problem("connection", type(exc).__name__, str(exc)[:200]))
         self.count += 1
+        if self.trace is not None:
+            self.trace.append(self.fingerprint(sent))
         self.stats[sent.scenario] += 1
         self.seconds[sent.scenario.split(" ")[0]] += time.monotonic() - started
         if answer is not None:
@@ -249,6 +273,22 @@ class Fuzzer:
         for problem in problems:
             self.record(problem, sent, answer, context)
         return answer
+
+    def remember(self, value: str) -> None:
+        """A value the server made up, for the trace."""
+        if self.trace is not None and len(value) >= 8:
+            self.issued.setdefault(value, f"<issued {len(self.issued)}>")
+
+    def fingerprint(self, sent: Sent) -> str:
+        def plain(value: str | bytes) -> str:
+            text = value.decode("latin-1") if isinstance(value, bytes) else value
+            text = text.replace(self.server.base_url.removeprefix("http://"), "<server address>")
+            for issued, name in sorted(self.issued.items(), key=lambda item: -len(item[0])):
+                text = text.replace(issued, name)
+            return text
+
+        headers = " ".join(f"{name}={plain(value)!r}" for name, value in sent.headers)
+        return f"{sent.scenario} | {sent.method} {sent.path} | {headers} | {plain(sent.body)!r}"
 
     def log_since_last(self) -> list[Problem]:
         size = self.server.log_path.stat().st_size
@@ -472,9 +512,13 @@ class Fuzzer:
                 self.tools = sorted(set(self.tools))
                 if isinstance(result.get("nextCursor"), str):
                     self.cursors["tools/list"].append(result["nextCursor"])
+                    self.remember(result["nextCursor"])
             if isinstance(result.get("tasks"), list) and isinstance(result.get("nextCursor"), str):
                 self.cursors["tasks/list"].append(result["nextCursor"])
+                self.remember(result["nextCursor"])
             task = result.get("task") if isinstance(result.get("task"), dict) else result
+            if isinstance(task.get("taskId"), str):
+                self.remember(task["taskId"])
             known = task.get("taskId") in self.tasks or task.get("taskId") in self.done_tasks
             if isinstance(task.get("taskId"), str) and task.get("status") == "working" and not known:
                 self.tasks.append(task["taskId"])
@@ -496,6 +540,7 @@ class Fuzzer:
         if answer is None or answer.status != 200 or "mcp-session-id" not in answer.headers:
             return
         session = answer.headers["mcp-session-id"]
+        self.remember(session)
         result = answer.messages[0].get("result", {}) if answer.messages else {}
         version = result.get("protocolVersion") if isinstance(result, dict) else None
         if version not in LEGACY:
@@ -557,10 +602,13 @@ class Fuzzer:
         self.rng.shuffle(fresh)
         started = time.monotonic()
         while self.count < requests and self.time_left():
-            if self.later and self.later[0][0] <= time.monotonic():
-                _, ctx, call = self.later.pop(0)
-                self.post(ctx, call, "cancel")
+            if self.later and self.later[0][0] <= self.step:
+                self.send_later()
                 continue
+            # A fresh stream per step: an answer that differs between two runs of a seed (one that
+            # depends on the server's clock) changes the request of that step, not every later one.
+            self.rng.seed(f"{self.seed}:{self.step}")
+            self.step += 1
             if fresh:  # every drawn message is sent at least once
                 self.schema_replay(fresh.pop(), mutate_it=False)
                 continue
@@ -932,14 +980,22 @@ class Fuzzer:
         if self.rng.random() < 0.3:
             self.post(ctx, call, "cancel")
         else:
-            self.later.append((time.monotonic() + CANCEL_GRACE + 0.5, ctx, call))
+            self.later.append((self.step + DEFER_STEPS, time.monotonic() + CANCEL_GRACE + 0.5, ctx, call))
+
+    def send_later(self) -> None:
+        """Send the first deferred call, once its grace time has passed too."""
+        _, due, ctx, call = self.later.pop(0)
+        wait = due - time.monotonic()
+        if wait > 0:
+            self.stats["deferred call waited"] += 1
+            self.waited += wait
+            time.sleep(wait)  # a deadline of the server's (CANCEL_GRACE), not a wait for a state
+        self.post(ctx, call, "cancel")
 
     def flush_later(self) -> None:
         """Send the requests still due after their cancellation."""
         while self.later and self.time_left():
-            due, ctx, call = self.later.pop(0)
-            time.sleep(max(0.0, due - time.monotonic()))
-            self.post(ctx, call, "cancel")
+            self.send_later()
 
     def streams(self) -> None:
         """The legacy GET stream and 2026-07-28 subscriptions/listen (both end after 0.2 s here)."""
@@ -969,7 +1025,7 @@ class Fuzzer:
             f"{len(self.pool)} messages drawn from {len({(d.rev, d.name) for d in self.pool})} schema definitions; "
             f"{self.count - len(self.pool)} more requests built from them; "
             f"{self.loop_seconds:.1f} s in the sending loop, of which {sum(self.seconds.values()):.1f} s "
-            "sending and checking; "
+            f"sending and checking, {self.waited:.1f} s waiting for deferred calls; "
             f"server CPU {_cpu_seconds(self.server.process.pid):.1f} s",
         ]
         for failure in sorted(self.failures.values(), key=lambda f: (f.problem.kind, f.problem.key)):
@@ -1105,7 +1161,7 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 
 
 def test_fuzz_endpoint(fuzz_server: LiveServer) -> None:
-    print(f"MCP_FUZZ_SEED={SEED} MCP_FUZZ_REQUESTS={REQUESTS}")
+    print(f"MCP_FUZZ_SEED={SEED} MCP_FUZZ_REQUESTS={REQUESTS} (replay: {replay_command()})")
     fuzzer = Fuzzer(fuzz_server, SEED)
     try:
         fuzzer.open_sessions()
@@ -1121,8 +1177,12 @@ def test_fuzz_endpoint(fuzz_server: LiveServer) -> None:
     print(report)
 
     errors = []
-    if fuzzer.count < REQUESTS:
-        errors.append(f"only {fuzzer.count} of {REQUESTS} requests went out within {BUDGET:g} s")
+    if fuzzer.count < REQUESTS or fuzzer.later:
+        errors.append(
+            f"the time budget ran out: only {fuzzer.count} of the {REQUESTS} requests of seed {SEED} went out "
+            f"within MCP_FUZZ_BUDGET={BUDGET:g} s ({len(fuzzer.later)} deferred calls not sent), so this was not "
+            "the seed's whole input; a slow machine or a slow server: see the report for where the time went"
+        )
     if fuzzer.failures:
         errors.append(f"{len(fuzzer.failures)} distinct failure(s); see the report")
     if fuzz_server.process.poll() is not None:
@@ -1132,4 +1192,43 @@ def test_fuzz_endpoint(fuzz_server: LiveServer) -> None:
     log = fuzz_server.log()
     bad_lines = [line for line in log.splitlines() if "Traceback" in line or "Internal Server Error" in line]
     errors += [f"server log: {line}" for line in bad_lines]
-    assert not errors, f"MCP_FUZZ_SEED={SEED}\n" + "\n".join(errors[:50]) + "\n\n" + report
+    replay = f"replay exactly: {replay_command()}"
+    assert not errors, f"MCP_FUZZ_SEED={SEED}; {replay}\n" + "\n".join(errors[:50]) + "\n\n" + report + "\n" + replay
+
+
+def replay_command() -> str:
+    """The command that sends this run's requests again, in the same order."""
+    env = f"MCP_FUZZ_SEED={SEED} MCP_FUZZ_REQUESTS={REQUESTS}"
+    return f"{env} make fuzz-replay  (or: {env} python -m pytest tests/e2e/test_fuzz.py::test_fuzz_endpoint -s)"
+
+
+# Past the drawn messages (about 200) and long enough (several seconds) that deferred calls fall
+# due inside the loop. The fuzzer learns from answers, and a few depend on the server's clock (a
+# task created with a 1 s ttl is listed, or has expired, on tasks/list): such a request may differ
+# between two runs, but each step draws from its own stream, so the difference stays local.
+REPLAY_REQUESTS = 1500
+REPLAY_TOLERANCE = 0.01  # at most 1% of the requests may differ that way (a cascade is most of them)
+
+
+def test_a_seed_sends_the_same_requests_again(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What `make fuzz-replay` promises: two runs of one seed, each against a fresh server as a
+    replay is, send the same requests in the same order (the values the server made up aside)."""
+    traces: list[list[str]] = []
+    for run in range(2):
+        with run_server(tmp_path_factory.mktemp(f"replay{run}"), extra_env=SERVER_ENV) as server:
+            fuzzer = Fuzzer(server, SEED)
+            fuzzer.trace = []
+            try:
+                fuzzer.open_sessions()
+                fuzzer.list_tools()
+                fuzzer.run(draw_pool(SEED, EXAMPLES_PER_DEFINITION), REPLAY_REQUESTS)
+            finally:
+                fuzzer.client.close()
+            traces.append(fuzzer.trace)
+    first, second = traces
+    assert len(first) >= REPLAY_REQUESTS
+    differ = [i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b]
+    shown = "\n".join(t[differ[0]][:2000] for t in traces) if differ else ""
+    print(f"seed {SEED}: {len(first)} and {len(second)} requests, {len(differ)} differ: {differ[:20]}")
+    assert len(differ) <= REPLAY_TOLERANCE * len(first), f"seed {SEED}: requests {differ[:20]}... differ:\n{shown}"
+    assert abs(len(first) - len(second)) <= REPLAY_TOLERANCE * len(first), (len(first), len(second))

@@ -127,17 +127,26 @@ def test_cancellation_from_another_request(stream_server: LiveServer) -> None:
     """C-1: a notifications/cancelled POST stops an in-flight call; its stream ends with no response."""
     session = Session(stream_server, "2025-11-25")
     outcome: dict[str, Any] = {}
+    progressed = threading.Event()  # the call is in flight: its first progress event came
 
     def run() -> None:
         started = time.monotonic()
-        outcome["messages"] = session.send(
-            "tools/call", {"name": "build_report", "arguments": {"steps": 20}, "_meta": {"progressToken": 1}}
-        )
+        params = {"name": "build_report", "arguments": {"steps": 20}, "_meta": {"progressToken": 1}}
+        body = b""
+        message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+        with session.http.stream("POST", stream_server.url, json=message, headers=session.headers) as response:
+            for chunk in response.iter_bytes():
+                body += chunk
+                if b"notifications/progress" in body:
+                    progressed.set()
+        outcome["messages"] = sse_messages(body)
         outcome["seconds"] = time.monotonic() - started
+        progressed.set()  # also when none came: the assertions below say so
 
     worker = threading.Thread(target=run)
     worker.start()
-    time.sleep(1.0)
+    # Cancel once the call is seen running (a fixed sleep raced the server's start on a busy machine).
+    assert progressed.wait(15), "the call sent no progress"
     cancel = httpx.post(
         stream_server.url,
         json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "test"}},
@@ -149,6 +158,8 @@ def test_cancellation_from_another_request(stream_server: LiveServer) -> None:
     assert outcome["seconds"] < 5  # 20 steps of 0.3 s would take 6 s
     assert all("result" not in m and "error" not in m for m in outcome["messages"])
     assert outcome["messages"], "progress was reported before the cancellation"
+    for message in outcome["messages"]:
+        check_message(session.version, message, "tools/call")
 
 
 def _audit_outcome(server: LiveServer, request_id: str, timeout: float = 10.0) -> tuple[str, float]:
