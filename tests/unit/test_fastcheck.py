@@ -47,7 +47,11 @@ def _leaf() -> st.SearchStrategy[dict[str, Any]]:
             "exclusiveMaximum": st.floats(-3, 3, allow_nan=False),
         },
     )
-    other = st.fixed_dictionaries({"type": st.sampled_from(TYPES) | st.lists(st.sampled_from(TYPES), min_size=1)})
+    # Lists in a schema (type, required) hold unique items, as the meta-schema demands: a
+    # duplicate makes hypothesis-jsonschema refuse the schema (a SchemaError now and then).
+    other = st.fixed_dictionaries(
+        {"type": st.sampled_from(TYPES) | st.lists(st.sampled_from(TYPES), min_size=1, unique=True)}
+    )
     return string | number | other | st.just({}) | st.just({"const": "x"})
 
 
@@ -57,7 +61,7 @@ SCHEMAS = st.recursive(
         st.fixed_dictionaries(
             {"type": st.just("object"), "properties": st.dictionaries(NAMES, inner, max_size=3)},
             optional={
-                "required": st.lists(NAMES, max_size=3),
+                "required": st.lists(NAMES, max_size=3, unique=True),
                 "additionalProperties": st.booleans() | inner,
                 "title": st.text(max_size=3),
             },
