@@ -33,7 +33,20 @@ def _flagged() -> dict[str, str]:
     return {str(m.obj): m.id for m in _doors()}
 
 
+def test_the_demo_gives_its_site_kinds_a_scope(demo_tools: None, oauth: None) -> None:
+    """Secure by default: the demo's celery.task and drf.view tools require notes:read."""
+    assert _flagged() == {}
+    for name in ("word_stats", "library_stats"):
+        assert {s.name for s in Tool.objects.get(name=name).required_scopes.all()} == {"notes:read"}
+
+
+def _open_the_doors() -> None:
+    for name in ("word_stats", "library_stats"):
+        Tool.objects.get(name=name).required_scopes.clear()
+
+
 def test_the_check_flags_unscoped_site_kinds_under_oauth(demo_tools: None, oauth: None) -> None:
+    _open_the_doors()
     flagged = _flagged()
     assert flagged == {"word_stats": "mcp_tools.W005", "library_stats": "mcp_tools.W005"}
     message = next(m for m in _doors() if m.obj == "library_stats")
@@ -60,6 +73,7 @@ def test_the_admin_warns_when_such_a_tool_is_saved(admin_client: Client, oauth: 
 
 
 def test_the_admin_warns_when_such_a_tool_is_enabled(admin_client: Client, demo_tools: None, oauth: None) -> None:
+    _open_the_doors()
     tool = Tool.objects.get(name="library_stats")
     Tool.objects.filter(pk=tool.pk).update(enabled=False)
     response = admin_client.post(LIST, {"action": "enable_tools", "_selected_action": [tool.pk]}, follow=True)
