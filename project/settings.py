@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mcp_tools.oauth.settings import oauth2_provider_settings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MCP_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -123,27 +125,7 @@ _HOST = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "": "127.0.0.1"}.get(_HOST, _HOS
 if ":" in _HOST and not _HOST.startswith("["):
     _HOST = f"[{_HOST}]"  # an IPv6 address in a URL
 MCP_RESOURCE_URL = os.environ.get("MCP_RESOURCE_URL") or f"http://{_HOST}:{os.environ.get('PORT', '8000')}/mcp"
-_ORIGIN = MCP_RESOURCE_URL.split("/", 3)
-OAUTH2_PROVIDER = {
-    "OIDC_ISS_ENDPOINT": "/".join(_ORIGIN[:3]),
-    "PKCE_REQUIRED": True,
-    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
-    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
-    "DCR_ENABLED": True,
-    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    "CIMD_ENABLED": True,
-    "ALLOW_LOCALHOST_LOOPBACK": True,
-    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token", "client_credentials"],
-    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
-    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
-    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 86400,
-    "REFRESH_TOKEN_REUSE_PROTECTION": True,
-    "SCOPES_BACKEND_CLASS": "mcp_tools.oauth.scopes.DatabaseScopes",
-    "OAUTH2_VALIDATOR_CLASS": "mcp_tools.oauth.validators.McpOAuth2Validator",
-}
+OAUTH2_PROVIDER = oauth2_provider_settings(MCP_RESOURCE_URL)  # every key overridable: (url, KEY=value)
 LOGIN_URL = "login"
 
 MCP_TOOLS = {

@@ -58,7 +58,6 @@ def test_the_tutorial_site_serves_both_tools(tmp_path: Path) -> None:
         "DJANGO_SETTINGS_MODULE": "mysite.settings",
         "TUTORIAL_DB": str(tmp_path / "db.sqlite3"),
         "MCP_RESOURCE_URL": "http://testserver/mcp",
-        "MCP_ISSUER": "http://testserver",
         "DJANGO_SUPERUSER_PASSWORD": "tutorial-password-1",
     }
     manage(site, env, "migrate", "--noinput", "-v0")

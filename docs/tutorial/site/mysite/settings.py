@@ -47,21 +47,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 
 # [mcp-settings]
+from mcp_tools.oauth.settings import oauth2_provider_settings  # noqa: E402
+
 INSTALLED_APPS += ["mcp_tools", "mcp_tools.contrib.drf", "oauth2_provider"]
 MCP_TOOLS = {
     "SERVER_NAME": "mysite",
     "AUTH_BACKEND": "mcp_tools.auth.DOTBackend",
     "RESOURCE_URL": os.environ.get("MCP_RESOURCE_URL", "http://127.0.0.1:8000/mcp"),
 }
-OAUTH2_PROVIDER = {
-    "OIDC_ISS_ENDPOINT": os.environ.get("MCP_ISSUER", "http://127.0.0.1:8000"),
-    "SCOPES_BACKEND_CLASS": "mcp_tools.oauth.scopes.DatabaseScopes",
-    "OAUTH2_VALIDATOR_CLASS": "mcp_tools.oauth.validators.McpOAuth2Validator",
-    "DCR_ENABLED": True,
-    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    "ALLOW_LOCALHOST_LOOPBACK": True,
-    "PKCE_REQUIRED": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
-    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
-}
+OAUTH2_PROVIDER = oauth2_provider_settings(MCP_TOOLS["RESOURCE_URL"])  # DOT, MCP-ready; any key overridable
 # [/mcp-settings]
