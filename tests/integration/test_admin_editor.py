@@ -438,6 +438,7 @@ def test_the_landing_page_says_how_to_connect(client: Client, settings: Any, bac
     page = client.get("/").content.decode()
     assert '<code id="mcp-url">http://testserver/mcp</code>' in page
     assert "npx @modelcontextprotocol/inspector" in page
+    assert "npx @modelcontextprotocol/inspector@0.15.0   # Node.js 20" in page  # issue 26: one that runs there
     assert 'Client("http://testserver/mcp")' in page
     assert "StreamableHTTPClientTransport" in page
     assert '<a href="/admin/mcp_tools/tool/" id="admin-link">admin</a>' in page
