@@ -161,20 +161,33 @@ def handler_choices(current: str | None = None) -> list[tuple[str, SafeString | 
 
 
 def config_schemas_help() -> SafeString:
-    """The config schema of each kind that has one, for the handler config's help text."""
+    """What each kind's config holds, one line a kind (its keys, their types, which are
+    required), folded under a summary: the raw JSON Schemas of every kind were a wall of text."""
     schemas = [(kind.key, kind.get_config_schema()) for kind in registry]
     kinds = [(key, schema) for key, schema in schemas if schema is not None]
     if not kinds:
         return format_html("{}", "A JSON object; no registered handler reads a config.")
     return format_html(
         "A JSON object checked against the chosen handler's config schema. For a kind with its own "
-        "fields below, this box is read when you change it (changing both is refused unless they agree):{}",
-        format_html_join(
-            "",
-            "<br><code>{}</code>: <code>{}</code>",
-            ((key, json.dumps(schema)) for key, schema in kinds),
-        ),
+        "fields below, this box is read when you change it (changing both is refused unless they agree)."
+        '<details class="mcp-config-keys"><summary>Config keys of each handler kind</summary>{}</details>',
+        format_html_join("", "<div><code>{}</code>: {}</div>", ((key, _config_keys(schema)) for key, schema in kinds)),
     )
+
+
+def _config_keys(schema: Any) -> str:
+    """``task`` (string, required), ``timeout`` (number), ...: a config schema in one line."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict) or not properties:
+        return "any JSON object" if schema in ({}, {"type": "object"}) else "see the kind's documentation"
+    required = set(schema.get("required") or ())
+    parts = []
+    for name, spec in properties.items():
+        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
+        if isinstance(kind, list):
+            kind = " or ".join(str(k) for k in kind)
+        parts.append(f"{name} ({kind}{', required' if name in required else ''})")
+    return ", ".join(parts)
 
 
 class ToolForm(HandlerConfigFieldsMixin, forms.ModelForm):  # type: ignore[type-arg]

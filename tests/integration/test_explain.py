@@ -191,6 +191,11 @@ def test_admin_polish_help_texts_keep_their_placeholders_and_the_audit_list_lead
     page = admin_client.get("/admin/mcp_tools_drf/toolsetdefinition/add/").content.decode()
     assert "list_NAME, get_NAME" in page
     assert "<name>" not in page
+    # The handler config's help: one folded line per kind, not every kind's raw JSON Schema.
+    page = admin_client.get("/admin/mcp_tools/tool/add/").content.decode()
+    assert "<summary>Config keys of each handler kind</summary>" in page
+    assert "<code>drf.view</code>: route (string, required), method (string, required)" in page
+    assert "&quot;properties&quot;" not in page.split("Config keys of each handler kind")[1].split("</details>")[0]
     from mcp_tools.models import AuditEvent
 
     AuditEvent.objects.create(principal_key="user:1/client:" + "x" * 60, tool_name="echo", outcome="ok")
