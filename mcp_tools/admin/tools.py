@@ -291,6 +291,7 @@ class ToolAdmin(RevisionsByUser):
             path("import/", view(self.import_view), name=f"{name}_import"),
             path("export/", view(self.export_view), name=f"{name}_export"),
             path("deleted/", view(self.deleted_view), name=f"{name}_deleted"),
+            path("explain/", view(self.explain_view), name=f"{name}_explain"),
             path("revisions/<int:tool_pk>/", view(self.revisions_view), name=f"{name}_revisions"),
             path("revisions/<int:tool_pk>/compare/", view(self.compare_view), name=f"{name}_compare"),
             path(
@@ -385,6 +386,31 @@ class ToolAdmin(RevisionsByUser):
             errors=errors,
         )
         return TemplateResponse(request, "mcp_tools/admin/tool_restore.html", context)
+
+    def explain_view(self, request: HttpRequest) -> HttpResponseBase:
+        """Every tool for one user: which they see and every reason they do not see the others
+        (``manage.py mcp_explain --user``). Needs the view permissions of tools and of users."""
+        from django.contrib.auth import get_user_model
+
+        from ..services.explain import describe, explain, grant_for
+
+        model = get_user_model()
+        self._require(
+            self.has_view_permission(request)
+            and request.user.has_perm(f"{model._meta.app_label}.view_{model._meta.model_name}")
+        )
+        username = request.GET.get("user", "").strip()[:150]
+        extra: dict[str, Any] = {"username": username}
+        if username:
+            user = model._default_manager.filter(**{model.USERNAME_FIELD: username}).first()
+            if user is None:
+                extra["error"] = f"No user {username!r}."
+            else:
+                grant = grant_for(user)
+                verdicts = explain(grant)
+                extra.update(grant=describe(grant), verdicts=verdicts, visible=sum(v.visible for v in verdicts))
+        title = f"What {username} sees" if username else "What a user sees"
+        return TemplateResponse(request, "mcp_tools/admin/tool_explain.html", self._context(request, title, **extra))
 
     def deleted_view(self, request: HttpRequest) -> HttpResponseBase:
         self._require(self.has_view_permission(request))

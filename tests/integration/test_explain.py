@@ -202,3 +202,23 @@ def test_admin_polish_help_texts_keep_their_placeholders_and_the_audit_list_lead
     page = admin_client.get("/admin/mcp_tools/auditevent/").content.decode()
     assert "user:1/client:xxxxxxxxxxxxxxxxx…" in page
     assert page.index("column-outcome") < page.index("column-caller") < page.index("column-client_id")
+
+
+@pytest.mark.usefixtures("synced")
+def test_what_a_user_sees_lists_every_tool_with_its_reasons(admin_client: Any, client: Any) -> None:
+    make_user("bob", *perms("specimen", "view"))
+    page = admin_client.get("/admin/mcp_tools/tool/").content.decode()
+    assert 'href="/admin/mcp_tools/tool/explain/"' in page
+    page = admin_client.get("/admin/mcp_tools/tool/explain/", {"user": "bob"}).content.decode()
+    visible = {v.tool for v in explain(grant_for(User.objects.get(username="bob"))) if v.visible}
+    assert f"{len(visible)} of {Tool.objects.count()} tools visible" in page
+    assert "user bob lacks the Django permission drfapp.add_specimen" in page
+    assert (
+        "No user &#x27;nobody&#x27;."
+        in admin_client.get("/admin/mcp_tools/tool/explain/", {"user": "nobody"}).content.decode()
+    )
+    # Staff who may view tools but not users get no such page.
+    staff = make_user("staff", "mcp_tools.view_tool")
+    User.objects.filter(pk=staff.pk).update(is_staff=True)
+    client.force_login(User.objects.get(pk=staff.pk))
+    assert client.get("/admin/mcp_tools/tool/explain/", {"user": "bob"}).status_code == 403
