@@ -284,3 +284,84 @@ def test_an_admin_edits_a_tool_in_a_real_browser(browser: Any, server: LiveServe
     steps.shot("approved")
     caller.join(timeout=30)
     assert waiting["result"]["content"] == [{"type": "text", "text": ">> gated"}]
+
+
+def test_a_startproject_site_under_uvicorn_has_its_admin_css(browser: Any, tmp_path: Path) -> None:
+    """Issue 26: a brand-new ``startproject`` site with the app added as the docs say, its
+    ``asgi.py`` as the docs write it (``McpFront(get_asgi_application())``), served by uvicorn
+    in DEBUG: the admin's pages have their CSS (they had none: /static/ answered 404)."""
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    from tests.servers import ROOT, free_port
+
+    site = tmp_path / "site"
+    site.mkdir()
+    subprocess.run([sys.executable, "-m", "django", "startproject", "mysite", str(site)], check=True, timeout=60)
+    settings = site / "mysite" / "settings.py"
+    settings.write_text(settings.read_text() + '\nINSTALLED_APPS += ["mcp_tools"]\n')
+    urls = site / "mysite" / "urls.py"
+    urls.write_text(
+        urls.read_text().replace("from django.urls import path", "from django.urls import include, path")
+        + '\nurlpatterns += [path("mcp", include("mcp_tools.urls"))]\n'
+    )
+    (site / "mysite" / "asgi.py").write_text(
+        "import os\n\n"
+        "from django.core.asgi import get_asgi_application\n\n"
+        'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")\n'
+        "from mcp_tools.asgi import McpFront  # noqa: E402\n\n"
+        "application = McpFront(get_asgi_application())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env.update({"DJANGO_SETTINGS_MODULE": "mysite.settings", "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])})
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=site, env=env, check=True, timeout=120)
+    port = free_port()
+    log = (tmp_path / "uvicorn.log").open("wb")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "mysite.asgi:application", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=site,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                css = httpx.get(f"{base}/static/admin/css/base.css", timeout=2)
+                break
+            except httpx.HTTPError:
+                assert server.poll() is None, (tmp_path / "uvicorn.log").read_text()
+                assert time.monotonic() < deadline, (tmp_path / "uvicorn.log").read_text()
+                time.sleep(0.2)
+        assert css.status_code == 200
+        assert css.headers["content-type"].startswith("text/css")
+        browser.get(f"{base}/admin/login/")
+        shots = tmp_path / "screenshots"
+        shots.mkdir(exist_ok=True)
+        browser.save_screenshot(str(shots / "startproject-admin-login.png"))
+        print(f"screenshot: {shots / 'startproject-admin-login.png'}")
+        header = browser.execute_script("return getComputedStyle(document.getElementById('header')).backgroundColor")
+        assert header not in ("", "transparent", "rgba(0, 0, 0, 0)"), header  # the admin's theme applied
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        answer = httpx.post(
+            f"{base}/mcp", json=initialize, headers={"Accept": "application/json, text/event-stream"}, timeout=10
+        )
+        assert answer.status_code == 200, answer.text  # the endpoint beside the static files
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        log.close()
