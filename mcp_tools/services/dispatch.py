@@ -17,7 +17,7 @@ from ..protocol.jsonrpc import Message, Notification, Request, encode_error, enc
 from ..protocol.negotiation import LOG_LEVELS
 from ..protocol.versions import Revision
 from ..tasking import StillWorking, tasks_enabled
-from . import tasks, tools
+from . import calls, tasks, tools
 from .exchange import Exchange, complete
 from .identity import capabilities, modern_meta
 from .sessions import cancel_request, mark_initialized, set_log_level
@@ -157,7 +157,7 @@ METHODS: dict[str, Method] = {
     "logging/setLevel": Method(_set_level, frozenset({LEGACY})),
     "server/discover": Method(_discover, frozenset({MODERN})),
     "tools/list": Method(tools.list_tools, _BOTH),
-    "tools/call": Method(tools.call_tool, _BOTH, MethodTraits(streams=True)),
+    "tools/call": Method(calls.call_tool, _BOTH, MethodTraits(streams=True)),
     # Served by the transport's listen stream (transport.streams.serve_listen).
     "subscriptions/listen": Method(None, frozenset({MODERN}), MethodTraits(subscribes=True)),
     "tasks/get": Method(tasks.get, _CORE_AND_EXTENSION),
