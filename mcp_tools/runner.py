@@ -24,6 +24,21 @@ from .handles.store import HandleStore
 from .registry import registry
 from .types import Asker, Principal, ToolContext, ToolResult, text
 
+__all__ = [
+    "CANCELLED",
+    "CONTENT_TYPES",
+    "Cancelled",
+    "Complete",
+    "InputRequired",
+    "LogFn",
+    "Outcome",
+    "ProgressFn",
+    "check_outcome",
+    "error",
+    "invoke",
+    "normalize",
+]
+
 logger = logging.getLogger("mcp_tools")
 
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})

@@ -8,6 +8,19 @@ from typing import Any, Protocol
 
 from .versions import Revision
 
+__all__ = [
+    "ANNOTATION_KEYS",
+    "TASK_SUPPORT_VALUES",
+    "CallOutcome",
+    "ToolSpec",
+    "error_result",
+    "output_schema_for",
+    "shape_call_result",
+    "shape_content",
+    "shape_result",
+    "shape_tool",
+]
+
 ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 TASK_SUPPORT_VALUES = ("forbidden", "optional", "required")
 

@@ -22,6 +22,20 @@ from .exchange import Exchange, complete
 from .identity import capabilities, modern_meta
 from .sessions import cancel_request, mark_initialized, set_log_level
 
+__all__ = [
+    "CORE_TASKS",
+    "LEGACY",
+    "METHODS",
+    "MODERN",
+    "PLAIN",
+    "TASKS_EXTENSION",
+    "Method",
+    "MethodTraits",
+    "accept_notification",
+    "handle_request",
+    "traits",
+]
+
 logger = logging.getLogger("mcp_tools")
 
 # Which revisions serve a method (``Method.served_by``): legacy sessions, 2026-07-28 requests,

@@ -19,6 +19,8 @@ from ..types import Principal
 from .exchange import Exchange
 from .identity import cursor_key, modern_meta
 
+__all__ = ["authorize_batch", "find_tool", "list_tools"]
+
 logger = logging.getLogger("mcp_tools")
 
 

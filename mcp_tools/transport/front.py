@@ -115,7 +115,7 @@ class McpFront(EndpointFront[ASGIApp]):
             path = scope["path"]
             endpoint = self.path
             if endpoint is not None and path.startswith(root) and path[len(root) :] == endpoint:
-                await _Exchange(scope, receive, send).run()
+                await _AsgiExchange(scope, receive, send).run()
                 return
         await self.app(scope, receive, send)
 
@@ -148,7 +148,7 @@ def _flush_audit() -> None:
         connections.close_all()  # this thread's, opened for the flush
 
 
-class _Exchange:
+class _AsgiExchange:
     """One HTTP request to the endpoint, from the body in to the last byte out."""
 
     __slots__ = ("finished", "receive", "scope", "send")
