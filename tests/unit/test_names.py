@@ -14,3 +14,10 @@ def test_a_tool_kind_is_named_so_and_the_old_name_still_works() -> None:
 def test_the_asgi_front_exchange_is_not_the_services_exchange() -> None:
     assert hasattr(front, "_AsgiExchange")
     assert not hasattr(front, "_Exchange")
+
+
+def test_the_asgi_types_do_not_take_the_names_of_the_model_and_the_message() -> None:
+    assert hasattr(front, "AsgiScope")
+    assert hasattr(front, "AsgiMessage")
+    assert not hasattr(front, "Scope")
+    assert not hasattr(front, "Message")
