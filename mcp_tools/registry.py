@@ -12,6 +12,20 @@ from jsonschema.exceptions import SchemaError
 
 from .types import ToolContext
 
+__all__ = [
+    "ConfigSchema",
+    "HandlerFunc",
+    "HandlerKind",
+    "HandlerRegistry",
+    "PermissionsHook",
+    "SchemasHook",
+    "ToolKind",
+    "TrustHook",
+    "autodiscover",
+    "handler",
+    "registry",
+]
+
 HandlerFunc = Callable[[ToolContext], Any]
 SchemasHook = Callable[[Any], tuple[dict[str, Any], dict[str, Any] | None]]
 """A kind's config -> (input schema, output schema or None) of the tools bound to it."""
@@ -27,8 +41,12 @@ _KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
 
 
 @dataclass(frozen=True, slots=True)
-class HandlerKind:
-    """One registered handler: its key, what its config must look like, and the callable."""
+class ToolKind:
+    """A kind of tool: one registered handler, its key, what its config must look like, and the callable.
+
+    (Named ``ToolKind`` before; that name stays as a deprecated alias. Not to be confused
+    with ``types.HandleKind``, a kind of handle a handler stores.)
+    """
 
     key: str
     func: HandlerFunc
@@ -90,11 +108,15 @@ class HandlerKind:
         ]
 
 
+HandlerKind = ToolKind
+"""Deprecated alias of :class:`ToolKind` (kept for code written against earlier releases)."""
+
+
 class HandlerRegistry:
     def __init__(self) -> None:
-        self._kinds: dict[str, HandlerKind] = {}
+        self._kinds: dict[str, ToolKind] = {}
 
-    def register(self, kind: HandlerKind) -> None:
+    def register(self, kind: ToolKind) -> None:
         if not _KEY.match(kind.key):
             raise ValueError(f"Invalid handler key {kind.key!r}: use 1-200 of A-Z a-z 0-9 _ . : -")
         existing = self._kinds.get(kind.key)
@@ -110,13 +132,13 @@ class HandlerRegistry:
     def unregister(self, key: str) -> None:
         self._kinds.pop(key, None)
 
-    def get(self, key: str) -> HandlerKind | None:
+    def get(self, key: str) -> ToolKind | None:
         return self._kinds.get(key)
 
     def __contains__(self, key: object) -> bool:
         return key in self._kinds
 
-    def __iter__(self) -> Iterator[HandlerKind]:
+    def __iter__(self) -> Iterator[ToolKind]:
         return iter(sorted(self._kinds.values(), key=lambda k: k.key))
 
     def choices(self) -> list[tuple[str, str]]:
@@ -151,7 +173,7 @@ def handler(
 
     def decorator(func: F) -> F:
         registry.register(
-            HandlerKind(
+            ToolKind(
                 key,
                 func,
                 config_schema,

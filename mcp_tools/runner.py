@@ -4,7 +4,7 @@ It knows nothing of HTTP, sessions or Celery. It builds the handler's ``ToolCont
 handler, and answers with a typed outcome: ``Complete`` (a checked ``ToolResult``, failures
 included as ``isError`` results), ``InputRequired`` (the handler needs answers from the client
 before it can go on) or ``Cancelled``. The request service and the task service decide what each
-outcome means on the wire.
+outcome means; ``protocol.shaping`` writes it for the negotiated revision.
 """
 
 from __future__ import annotations
@@ -21,10 +21,23 @@ from .catalog import CompiledTool
 from .conf import mcp_settings
 from .exceptions import InputNeeded, ToolCancelled, ToolError
 from .handles.store import HandleStore
-from .protocol.shaping import error_result, shape_call_result
-from .protocol.versions import Revision
 from .registry import registry
 from .types import Asker, Principal, ToolContext, ToolResult, text
+
+__all__ = [
+    "CANCELLED",
+    "CONTENT_TYPES",
+    "Cancelled",
+    "Complete",
+    "InputRequired",
+    "LogFn",
+    "Outcome",
+    "ProgressFn",
+    "check_outcome",
+    "error",
+    "invoke",
+    "normalize",
+]
 
 logger = logging.getLogger("mcp_tools")
 
@@ -164,20 +177,3 @@ def check_outcome(tool: CompiledTool, outcome: Any) -> ToolResult:
     return ToolResult(
         content=content, structured_content=result.structured_content, is_error=result.is_error, meta=result.meta
     )
-
-
-def shape_result(result: ToolResult, rev: Revision) -> dict[str, Any]:
-    """A ``ToolResult`` as the ``tools/call`` result of revision ``rev``."""
-    return shape_call_result(
-        result.content,
-        rev,
-        structured=result.structured_content,
-        has_structured=result.has_structured,
-        is_error=result.is_error,
-        meta=result.meta,
-    )
-
-
-def refusal(message: str, rev: Revision) -> dict[str, Any]:
-    """A tool execution error shaped for ``rev`` (invalid arguments, rate limits)."""
-    return error_result(message, rev)

@@ -6,6 +6,7 @@ No wire shapes here: ``mcp_tools.protocol.tasks`` shapes a row per revision fami
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,6 +33,31 @@ class TaskStatus(models.TextChoices):
 
 assert tuple(TaskStatus.values) == wire.STATUSES
 
+# T11-7: the one table of the moves a task's status may make; terminal statuses have none. A
+# live status may also be written again unchanged, by a new attempt claiming the task or by a
+# retry (``can_move``), but only where the caller names it as the status it expects.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    wire.WORKING: frozenset({wire.INPUT_REQUIRED, wire.COMPLETED, wire.FAILED, wire.CANCELLED}),
+    wire.INPUT_REQUIRED: frozenset({wire.WORKING, wire.COMPLETED, wire.FAILED, wire.CANCELLED}),
+    wire.COMPLETED: frozenset(),
+    wire.FAILED: frozenset(),
+    wire.CANCELLED: frozenset(),
+}
+
+
+def sources_of(new: str) -> tuple[str, ...]:
+    """The statuses from which ``new`` may be entered (a change, not a rewrite)."""
+    return tuple(s for s in wire.STATUSES if new in TRANSITIONS[s])
+
+
+def can_move(old: str, new: str) -> bool:
+    """Whether a task in ``old`` may be written with ``new``: a legal change, or a live status kept."""
+    return new in TRANSITIONS[old] or (old == new and old not in wire.TERMINAL)
+
+
+def _statuses(expected: str | Iterable[str]) -> tuple[str, ...]:
+    return (expected,) if isinstance(expected, str) else tuple(expected)
+
 
 class TaskQuerySet(ExpiringQuerySet["McpTask"]):
     def live(self) -> TaskQuerySet:
@@ -51,14 +77,29 @@ class TaskQuerySet(ExpiringQuerySet["McpTask"]):
         covered = [s for s in sets if set(s.split()) <= scopes]
         return rows.filter(required_scopes__in=covered)
 
-    def move(self, pk: str, status: str, *, attempt: int | None = None, **fields: Any) -> bool:
-        """Change status only along a legal transition (T11-7); False when the row was elsewhere.
+    def move(
+        self,
+        pk: str,
+        status: str,
+        *,
+        expected: str | Iterable[str] | None = None,
+        attempt: int | None = None,
+        where: Mapping[str, Any] | None = None,
+        **fields: Any,
+    ) -> bool:
+        """The one way a task's status is written: a compare-and-swap along ``TRANSITIONS``.
 
-        With ``attempt``, only while that attempt is the task's current one: a worker that was
-        given up as lost cannot overwrite what its successor does.
+        The row moves only while its status is one of ``expected`` (by default every status
+        ``status`` may be entered from); False when it was elsewhere. With ``attempt``, only
+        while that attempt is the task's current one (a worker given up as lost cannot
+        overwrite what its successor does); ``where``: further conditions on the row.
         """
+        olds = sources_of(status) if expected is None else _statuses(expected)
+        illegal = [old for old in olds if not can_move(old, status)]
+        if illegal:
+            raise ValueError(f"A task cannot move from {illegal} to {status!r}.")
         fields.setdefault("updated_at", timezone.now())
-        rows = self.filter(pk=pk, status__in=wire.sources_of(status))
+        rows = self.filter(pk=pk, status__in=olds, **(where or {}))
         if attempt is not None:
             rows = rows.filter(attempts=attempt)
         return rows.update(status=status, **fields) > 0

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .versions import Revision
+
+__all__ = [
+    "ANNOTATION_KEYS",
+    "TASK_SUPPORT_VALUES",
+    "CallOutcome",
+    "ToolSpec",
+    "error_result",
+    "output_schema_for",
+    "shape_call_result",
+    "shape_content",
+    "shape_result",
+    "shape_tool",
+]
 
 ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 TASK_SUPPORT_VALUES = ("forbidden", "optional", "required")
@@ -126,3 +140,30 @@ def shape_call_result(
 def error_result(message: str, rev: Revision) -> dict[str, Any]:
     """A tool execution error (isError: true) the model can read and act on."""
     return shape_call_result([{"type": "text", "text": message}], rev, is_error=True)
+
+
+class CallOutcome(Protocol):
+    """What a handler's checked result holds (``mcp_tools.types.ToolResult``), read for shaping."""
+
+    @property
+    def content(self) -> Sequence[Any]: ...
+    @property
+    def structured_content(self) -> Any: ...
+    @property
+    def has_structured(self) -> bool: ...
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def meta(self) -> dict[str, Any] | None: ...
+
+
+def shape_result(result: CallOutcome, rev: Revision) -> dict[str, Any]:
+    """A checked tool result as the ``tools/call`` result of revision ``rev``."""
+    return shape_call_result(
+        list(result.content),
+        rev,
+        structured=result.structured_content,
+        has_structured=result.has_structured,
+        is_error=result.is_error,
+        meta=result.meta,
+    )

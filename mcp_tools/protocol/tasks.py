@@ -26,20 +26,6 @@ CANCELLED = "cancelled"
 STATUSES = (WORKING, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED)
 TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED})
 
-# T11-7: the only legal moves; terminal states have none.
-TRANSITIONS: dict[str, frozenset[str]] = {
-    WORKING: frozenset({INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED}),
-    INPUT_REQUIRED: frozenset({WORKING, COMPLETED, FAILED, CANCELLED}),
-    COMPLETED: frozenset(),
-    FAILED: frozenset(),
-    CANCELLED: frozenset(),
-}
-
-
-def sources_of(new: str) -> tuple[str, ...]:
-    """Statuses from which ``new`` may be entered (used for conditional updates)."""
-    return tuple(s for s in STATUSES if new in TRANSITIONS[s])
-
 
 @dataclass(frozen=True, slots=True)
 class TaskState:

@@ -6,10 +6,11 @@ Synchronous Django code, run off the event loop; the transport does the I/O and 
 rows), ``identity`` (serverInfo, capabilities), ``exchange`` (the request being served).
 """
 
-from .dispatch import handle_request
+from .dispatch import PLAIN, Method, MethodTraits, accept_notification, handle_request, traits
 from .exchange import Exchange
 from .identity import capabilities, entitled, list_changed_supported, modern_meta, server_info, tools_fingerprint
 from .inputs import accept_answer
+from .listen import LIST_CHANGED, listen_frames
 from .sessions import (
     Session,
     SessionNotFound,
@@ -24,7 +25,13 @@ from .sessions import (
 from .tools import authorize_batch
 
 __all__ = [
+    "LIST_CHANGED",
+    "PLAIN",
     "Exchange",
+    "Method",
+    "MethodTraits",
+    "accept_notification",
+    "traits",
     "authorize_batch",
     "Session",
     "SessionNotFound",
@@ -36,6 +43,7 @@ __all__ = [
     "entitled",
     "handle_request",
     "list_changed_supported",
+    "listen_frames",
     "load_session",
     "mark_initialized",
     "modern_meta",

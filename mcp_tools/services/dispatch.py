@@ -3,46 +3,117 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..auth import AuthFailure
 from ..conf import mcp_settings
+from ..models import McpSession
 from ..protocol import errors as e
 from ..protocol import versions as v
 from ..protocol.errors import McpError
-from ..protocol.jsonrpc import Request, encode_error, encode_result
+from ..protocol.jsonrpc import Message, Notification, Request, encode_error, encode_result
 from ..protocol.negotiation import LOG_LEVELS
 from ..protocol.versions import Revision
 from ..tasking import StillWorking, tasks_enabled
-from . import tasks, tools
+from . import calls, tasks, tools
 from .exchange import Exchange, complete
 from .identity import capabilities, modern_meta
-from .sessions import set_log_level
+from .sessions import cancel_request, mark_initialized, set_log_level
+
+__all__ = [
+    "CORE_TASKS",
+    "LEGACY",
+    "METHODS",
+    "MODERN",
+    "PLAIN",
+    "TASKS_EXTENSION",
+    "Method",
+    "MethodTraits",
+    "accept_notification",
+    "handle_request",
+    "traits",
+]
 
 logger = logging.getLogger("mcp_tools")
 
-LEGACY_METHODS = frozenset({"initialize", "ping", "tools/list", "tools/call", "logging/setLevel"})
+# Which revisions serve a method (``Method.served_by``): legacy sessions, 2026-07-28 requests,
+# and the task methods, served only where the revision has them and MCP_TOOLS["TASKS_ENABLED"] is
+# on (T11-1, TX-1, TX-12).
+LEGACY = "legacy"
+MODERN = "modern"
+CORE_TASKS = "core-tasks"
+TASKS_EXTENSION = "tasks-extension"
 
 
-MODERN_METHODS = frozenset({"server/discover", "tools/list", "tools/call", "subscriptions/listen"})
+@dataclass(frozen=True, slots=True)
+class MethodTraits:
+    """What the transport must know of a method to carry it; it names no method itself."""
+
+    # May send notifications (progress, logs) before its result: its answer may become SSE.
+    streams: bool = False
+    # A long poll (tasks/result): waits on the event loop for work done elsewhere.
+    waits: bool = False
+    # Opens a notification stream that outlives the request (subscriptions/listen).
+    subscribes: bool = False
+    # Answered before any session exists, and opens one (initialize).
+    opens_session: bool = False
+    # A client notification: ``accept`` routes it (legacy sessions; 2026-07-28 defines none).
+    notification: bool = False
+
+    def needs_loop(self, params: Mapping[str, Any]) -> bool:
+        """Whether the answer needs an event loop: a wait, a stream, or progress asked for."""
+        if self.waits or self.subscribes:
+            return True
+        meta = params.get("_meta")
+        return self.streams and isinstance(meta, dict) and "progressToken" in meta
 
 
-# Served only where the revision has them and MCP_TOOLS["TASKS_ENABLED"] is on (T11-1, TX-1, TX-12).
-CORE_TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+PLAIN = MethodTraits()
 
 
-EXTENSION_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+@dataclass(frozen=True, slots=True)
+class Method:
+    """One entry of the method table: who serves it, for which revisions, and its traits."""
+
+    serve: Callable[[Request, Exchange], bytes | None] | None
+    served_by: frozenset[str]
+    traits: MethodTraits = PLAIN
+    accept: Callable[[Notification, McpSession], None] | None = None
+
+    def served(self, rev: Revision) -> bool:
+        if (MODERN if rev.modern else LEGACY) in self.served_by:
+            return True
+        if not tasks_enabled():
+            return False
+        if rev.core_tasks:
+            return CORE_TASKS in self.served_by
+        return rev.tasks_extension and TASKS_EXTENSION in self.served_by
+
+
+def traits(message: Message | str | None) -> MethodTraits:
+    """The traits of a message's method (or of a method name); plain for anything unknown."""
+    name = message if isinstance(message, str) or message is None else getattr(message, "method", None)
+    entry = METHODS.get(name) if isinstance(name, str) else None
+    return PLAIN if entry is None else entry.traits
+
+
+def accept_notification(message: Notification, session: McpSession) -> None:
+    """A legacy client's notification, routed by the table (unknown ones are ignored)."""
+    entry = METHODS.get(message.method)
+    if entry is not None and entry.accept is not None:
+        entry.accept(message, session)
 
 
 def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
     """Serve one request: (HTTP status, framed response), or None when it was cancelled."""
     try:
-        method = _METHODS.get(req.method)
-        if method is None or req.method not in _allowed_methods(ex.revision):
+        entry = METHODS.get(req.method)
+        if entry is None or entry.serve is None or not entry.served(ex.revision):
             # H-D5: a modern request for a method we do not implement is a 404.
             raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
-        body = method(req, ex)
+        body = entry.serve(req, ex)
         return None if body is None else (200, body)
     except (AuthFailure, StillWorking):
         raise  # an HTTP-level answer (403 insufficient_scope), or tasks/result waiting: the view's
@@ -51,16 +122,6 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
     except Exception:
         logger.exception("Unexpected error serving %s", req.method)
         return 200, encode_error(req.id, e.internal_error())
-
-
-def _allowed_methods(rev: Revision) -> frozenset[str]:
-    allowed = MODERN_METHODS if rev.modern else LEGACY_METHODS
-    if tasks_enabled():
-        if rev.core_tasks:
-            allowed = allowed | CORE_TASK_METHODS
-        elif rev.tasks_extension:
-            allowed = allowed | EXTENSION_TASK_METHODS
-    return allowed
 
 
 def _ping(req: Request, ex: Exchange) -> bytes:
@@ -90,15 +151,34 @@ def _discover(req: Request, ex: Exchange) -> bytes:
     return encode_result(req.id, result)
 
 
-_METHODS: dict[str, Callable[[Request, Exchange], bytes | None]] = {
-    "ping": _ping,
-    "logging/setLevel": _set_level,
-    "server/discover": _discover,
-    "tools/list": tools.list_tools,
-    "tools/call": tools.call_tool,
-    "tasks/get": tasks.get,
-    "tasks/result": tasks.result,
-    "tasks/list": tasks.list,
-    "tasks/cancel": tasks.cancel,
-    "tasks/update": tasks.update,
+def _initialized(message: Notification, session: McpSession) -> None:
+    mark_initialized(session)
+
+
+def _cancelled(message: Notification, session: McpSession) -> None:
+    cancel_request(session, message.params)
+
+
+_BOTH = frozenset({LEGACY, MODERN})
+_CORE_AND_EXTENSION = frozenset({CORE_TASKS, TASKS_EXTENSION})
+
+# The one method table: a new method is a function in services/ and a line here.
+METHODS: dict[str, Method] = {
+    # Served by the transport through services.create_session (it sets Mcp-Session-Id); a
+    # 2026-07-28 "initialize" is a removed method (404 + -32601).
+    "initialize": Method(None, frozenset({LEGACY}), MethodTraits(opens_session=True)),
+    "ping": Method(_ping, frozenset({LEGACY})),
+    "logging/setLevel": Method(_set_level, frozenset({LEGACY})),
+    "server/discover": Method(_discover, frozenset({MODERN})),
+    "tools/list": Method(tools.list_tools, _BOTH),
+    "tools/call": Method(calls.call_tool, _BOTH, MethodTraits(streams=True)),
+    # Served by the transport's listen stream (transport.streams.serve_listen).
+    "subscriptions/listen": Method(None, frozenset({MODERN}), MethodTraits(subscribes=True)),
+    "tasks/get": Method(tasks.get, _CORE_AND_EXTENSION),
+    "tasks/result": Method(tasks.result, frozenset({CORE_TASKS}), MethodTraits(waits=True)),
+    "tasks/list": Method(tasks.list, frozenset({CORE_TASKS})),
+    "tasks/cancel": Method(tasks.cancel, _CORE_AND_EXTENSION),
+    "tasks/update": Method(tasks.update, frozenset({TASKS_EXTENSION})),
+    "notifications/initialized": Method(None, frozenset({LEGACY}), MethodTraits(notification=True), _initialized),
+    "notifications/cancelled": Method(None, frozenset({LEGACY}), MethodTraits(notification=True), _cancelled),
 }

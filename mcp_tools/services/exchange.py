@@ -15,6 +15,8 @@ from ..tasking import ResultWatch
 from ..types import Principal
 from .identity import modern_meta
 
+__all__ = ["Exchange", "complete"]
+
 
 @dataclass(slots=True)
 class Exchange:

@@ -12,7 +12,8 @@ from ..catalog import CompiledTool
 from ..protocol import errors as e
 from ..protocol import inputs
 from ..protocol.jsonrpc import Response
-from ..runner import error, shape_result
+from ..protocol.shaping import shape_result
+from ..runner import error
 from ..tasking.service import reachable_tasks
 from ..types import Asker, Principal
 from .exchange import Exchange

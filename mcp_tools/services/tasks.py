@@ -11,7 +11,7 @@ from ..protocol import errors as e
 from ..protocol import tasks as task_wire
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import Request
-from ..runner import shape_result
+from ..protocol.shaping import shape_result
 from ..tasking import recovery
 from ..tasking import service as tasking
 from ..tasking.results import load_result

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
@@ -39,7 +40,7 @@ def recover(task: McpTask) -> McpTask:
         return task
     now = timezone.now()
     # The current message id is the compare-and-swap token: one process acts on a lost task.
-    mine = McpTask.objects.filter(pk=task.pk, status=task.status, attempts=task.attempts, celery_id=task.celery_id)
+    mine: dict[str, Any] = {"expected": task.status, "attempt": task.attempts, "where": {"celery_id": task.celery_id}}
     if retry_allowed(task):
         fresh = uuid.uuid4().hex
         message = f"Its worker stopped; queued again (attempt {task.attempts + 1} of {mcp_settings.TASK_MAX_ATTEMPTS})."
@@ -47,8 +48,10 @@ def recover(task: McpTask) -> McpTask:
         # the task counts as lost again (then it is queued once more, never run twice at once).
         # A task lost while waiting for an answer is working again; its question goes with
         # the lost worker, and the next run asks anew.
-        if mine.update(
-            status=wire.WORKING,
+        if McpTask.objects.move(
+            task.pk,
+            wire.WORKING,
+            **mine,
             celery_id=fresh,
             started_at=None,
             heartbeat_at=now,
@@ -61,8 +64,10 @@ def recover(task: McpTask) -> McpTask:
                 enqueue(McpTask(pk=task.pk, celery_id=fresh))
             except QueueUnavailable:
                 logger.error("Task %s could not be queued again; the next sweep tries again", task.pk)
-    elif mine.update(
-        status=wire.FAILED,
+    elif McpTask.objects.move(
+        task.pk,
+        wire.FAILED,
+        **mine,
         error_code=e.INTERNAL_ERROR,
         error_message=WORKER_LOST_MESSAGE,
         status_message=WORKER_LOST_MESSAGE,

@@ -28,8 +28,8 @@ from ..protocol import errors as e
 from ..protocol import tasks as wire
 from ..protocol import versions as v
 from ..protocol.cursor import decode_cursor, encode_cursor
+from ..protocol.shaping import shape_result
 from ..protocol.versions import Revision
-from ..runner import shape_result
 from ..types import Principal
 from . import QueueUnavailable, ResultWatch, StillWorking
 from .results import load_result

@@ -99,9 +99,9 @@ def execute(task_id: str, delivery: str | None = None, *, can_ask: bool = True) 
     fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "heartbeat_at": now, "updated_at": now}
     if attempt > 1:
         # The lost attempt may have been waiting for an answer: this one starts over, working.
-        fields.update(status=wire.WORKING, status_message=f"Retrying after a worker stopped (attempt {attempt}).")
+        fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
     live = (wire.WORKING, wire.INPUT_REQUIRED)
-    if not McpTask.objects.filter(pk=task_id, status__in=live, attempts=task.attempts).update(**fields):
+    if not McpTask.objects.move(task_id, wire.WORKING, expected=live, attempt=task.attempts, **fields):
         return McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first() or "missing"
     if attempt > 1:
         withdraw(task_id)  # its questions go with it; the handler asks again from the start

@@ -44,10 +44,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("django.request")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+# ASGI types, named so: not the `Scope` model of OAuth scopes, not a JSON-RPC `Message`.
+AsgiScope = MutableMapping[str, Any]
+AsgiMessage = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[AsgiMessage]]
+Send = Callable[[AsgiMessage], Awaitable[None]]
 # Loose on purpose: Django's handler and other ASGI apps spell the same protocol differently.
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
@@ -106,7 +107,7 @@ class McpFront(EndpointFront[ASGIApp]):
                 app = ASGIStaticFilesHandler(app)  # type: ignore[arg-type]  # any ASGI app works
         super().__init__(app, path)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
@@ -115,7 +116,7 @@ class McpFront(EndpointFront[ASGIApp]):
             path = scope["path"]
             endpoint = self.path
             if endpoint is not None and path.startswith(root) and path[len(root) :] == endpoint:
-                await _Exchange(scope, receive, send).run()
+                await _AsgiExchange(scope, receive, send).run()
                 return
         await self.app(scope, receive, send)
 
@@ -148,12 +149,12 @@ def _flush_audit() -> None:
         connections.close_all()  # this thread's, opened for the flush
 
 
-class _Exchange:
+class _AsgiExchange:
     """One HTTP request to the endpoint, from the body in to the last byte out."""
 
     __slots__ = ("finished", "receive", "scope", "send")
 
-    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __init__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         self.scope = scope
         self.receive = receive
         self.send = send

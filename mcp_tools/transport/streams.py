@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any
 
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest
@@ -18,15 +17,10 @@ from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol import versions as v
 from ..protocol.errors import McpError
-from ..protocol.jsonrpc import Request, encode_notification, encode_result
+from ..protocol.jsonrpc import Request
 from ..services import Exchange
 from ..threads import run_sync
 from .replies import Reply, accepts, auth_reply, authenticate, error_reply, legacy_session, plain_error, request_headers
-
-LIST_CHANGED_METHOD = "notifications/tools/list_changed"
-
-
-LIST_CHANGED = encode_notification(LIST_CHANGED_METHOD)
 
 
 def _too_many_streams() -> Reply:
@@ -37,16 +31,8 @@ def _too_many_streams() -> Reply:
 
 def serve_listen(message: Request, ex: Exchange) -> Reply:
     """H-D10: acknowledge the honoured subset first, then keep the stream open."""
-    wanted = message.params.get("notifications")
-    if wanted is not None and not isinstance(wanted, dict):
-        raise e.invalid_params("subscriptions/listen params.notifications must be an object")
-    honoured: dict[str, Any] = {}
-    if isinstance(wanted, dict) and wanted.get("toolsListChanged") is True and services.list_changed_supported(ex.asgi):
-        honoured["toolsListChanged"] = True
-    meta = {v.META_SUBSCRIPTION_ID: message.id}
-    ack = encode_notification("notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured})
-    final = encode_result(message.id, {"resultType": "complete", "_meta": meta})
-    changed = encode_notification(LIST_CHANGED_METHOD, {"_meta": meta})
+    frames = services.listen_frames(message, ex.asgi)
+    honoured, ack, final, changed = frames.honoured, frames.ack, frames.final, frames.changed
     principal = ex.principal
     listener = None
     if honoured:
@@ -178,9 +164,9 @@ async def serve_get(request: HttpRequest) -> Reply:
             if listener is not None:
                 get_hub().register(listener)
                 if heard != listener.fingerprint:
-                    yield sse.event(LIST_CHANGED, event_id=event_id(listener.fingerprint))
+                    yield sse.event(services.LIST_CHANGED, event_id=event_id(listener.fingerprint))
                     get_hub().sent()
-            async for event in _notifications(listener, LIST_CHANGED, claim, event_id):
+            async for event in _notifications(listener, services.LIST_CHANGED, claim, event_id):
                 yield event
             if rev.sse_priming:
                 # H-12: say when to come back before closing the connection.

@@ -289,19 +289,15 @@ def respond_sync(request: HttpRequest) -> Reply | None:
 
 
 def _needs_loop(message: Message) -> bool:
-    if not isinstance(message, Request):
-        return False
-    if message.method in ("tasks/result", "subscriptions/listen"):
-        return True
-    meta = message.params.get("_meta")
-    return message.method == "tools/call" and isinstance(meta, dict) and "progressToken" in meta
+    return isinstance(message, Request) and services.traits(message).needs_loop(message.params)
 
 
 async def _serve_message(request: HttpRequest, message: Message, can_stream: bool) -> Reply:
-    if isinstance(message, Request) and message.method == "tasks/result":
+    traits = services.traits(message) if isinstance(message, Request) else services.PLAIN
+    if isinstance(message, Request) and traits.waits:
         return await _await_task_result(request, message, can_stream)
-    if not (isinstance(message, Request) and message.method == "tools/call"):
-        # Only a tool call can emit notifications before its result: no stream machinery.
+    if not (isinstance(message, Request) and traits.streams):
+        # Only a method that streams can emit notifications before its result: no stream machinery.
         return await run_sync(_serve_sync, request, message, None, CancelFlag(None))
     # H-D8: a 2026-07-28 client that goes away cancels its call; H-16: a legacy one does not
     # (it cancels with notifications/cancelled), so its call runs to the end unheard.
@@ -442,13 +438,13 @@ def _serve_sync(
     request_id = message.id if isinstance(message, Request) else None
     try:
         # V-2: a request carrying the 2026-07-28 _meta fields is modern whatever its method
-        # (a modern "initialize" is a removed method: 404 + -32601).
+        # (a modern initialize is a removed method: 404 + -32601).
         if isinstance(message, Request | Notification) and is_modern(message.params):
             return _serve_modern(message, principal, headers, emit, cancelled, asgi)
         if isinstance(message, Response) and headers.get("mcp-protocol-version") in v.MODERN_VERSIONS:
             # H-D2: 2026-07-28 clients never POST responses (the server sends no requests).
             raise e.invalid_request("Invalid Request: clients do not send JSON-RPC responses in 2026-07-28")
-        if isinstance(message, Request) and message.method == "initialize":
+        if isinstance(message, Request) and services.traits(message).opens_session:
             body, session_id = services.create_session(message, principal, asgi=asgi)
             return Reply(200, body, {"Mcp-Session-Id": session_id})
         return _serve_legacy(message, principal, headers, emit, cancelled, asgi, wait_until, watch)
@@ -471,7 +467,7 @@ def _serve_modern(
         return Reply(202)
     meta = read_modern_meta(headers, message.method, message.params)
     ex = Exchange(meta.revision, principal, headers, modern=meta, emit=emit, cancelled=cancelled, asgi=asgi)
-    if message.method == "subscriptions/listen":
+    if services.traits(message).subscribes:
         return serve_listen(message, ex)
     outcome = services.handle_request(message, ex)
     return Reply(200) if outcome is None else Reply(*outcome)
@@ -490,7 +486,7 @@ def _serve_legacy(
     session = legacy_session(headers, principal)
     rev = v.get_revision(session.protocol_version)
     if isinstance(message, Notification):
-        _accept_notification(message, session)
+        services.accept_notification(message, session)
         return Reply(202)
     if isinstance(message, Response):
         services.accept_answer(message, session, principal)  # to the call that asked, on any process
@@ -517,13 +513,6 @@ def _serve_legacy(
 async def _empty_stream() -> AsyncGenerator[bytes, None]:
     if False:  # pragma: no cover - makes this an async generator
         yield b""
-
-
-def _accept_notification(message: Notification, session: services.Session) -> None:
-    if message.method == "notifications/initialized":
-        services.mark_initialized(session)
-    elif message.method == "notifications/cancelled":
-        services.cancel_request(session, message.params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -597,7 +586,7 @@ def _serve_batch(request: HttpRequest, items: list[Any] | _Oversized) -> Reply:
         if isinstance(message, bytes):
             answer = message
         elif isinstance(message, Notification):
-            _accept_notification(message, session)
+            services.accept_notification(message, session)
         elif isinstance(message, Response):
             services.accept_answer(message, session, principal)
         elif isinstance(message, Request) and full:
@@ -625,7 +614,7 @@ def _serve_batch(request: HttpRequest, items: list[Any] | _Oversized) -> Reply:
 
 
 def _has_initialize(items: list[Any]) -> bool:
-    return any(isinstance(item, dict) and item.get("method") == "initialize" for item in items)
+    return any(isinstance(item, dict) and services.traits(item.get("method")).opens_session for item in items)
 
 
 # Bytes kept free per item of a batch for the short error it may get instead of its answer.

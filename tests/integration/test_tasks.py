@@ -18,6 +18,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from mcp_tools.models import AuditEvent, McpTask, Tool
+from mcp_tools.models.tasks import sources_of
 from mcp_tools.protocol import tasks as wire
 from mcp_tools.tasking.worker import WORKER_LOST_MESSAGE, execute
 from tests.mcp_client import Mcp, modern_meta
@@ -317,9 +318,9 @@ def test_status_transitions_only_move_forward(mcp11: Mcp) -> None:
     assert not McpTask.objects.move(task_id, wire.CANCELLED)
     assert McpTask.objects.get(pk=task_id).status == "completed"
     # The legal sources of each status, which move() uses in its conditional UPDATE.
-    assert "working" in wire.sources_of("completed")
-    assert "input_required" in wire.sources_of("working")
-    assert not any(t in wire.sources_of(s) for t in wire.TERMINAL for s in wire.STATUSES)
+    assert "working" in sources_of("completed")
+    assert "input_required" in sources_of("working")
+    assert not any(t in sources_of(s) for t in wire.TERMINAL for s in wire.STATUSES)
 
 
 @pytest.mark.parametrize(
