@@ -176,7 +176,7 @@ def config_schemas_help() -> SafeString:
 
 
 def _config_keys(schema: Any) -> str:
-    """``task`` (string, required), ``timeout`` (number), ...: a config schema in one line."""
+    """``task`` (one of a, b; required); ``timeout`` (number); ...: a config schema in one line."""
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict) or not properties:
         return "any JSON object" if schema in ({}, {"type": "object"}) else "see the kind's documentation"
@@ -186,8 +186,16 @@ def _config_keys(schema: Any) -> str:
         kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
         if isinstance(kind, list):
             kind = " or ".join(str(k) for k in kind)
+        choices = spec.get("enum") if isinstance(spec, dict) else None
+        if isinstance(choices, list) and choices:  # the site's tasks, routes, ...: what to write
+            shown = ", ".join(str(c) for c in choices[:MAX_CHOICES_SHOWN])
+            more = f" and {len(choices) - MAX_CHOICES_SHOWN} more" if len(choices) > MAX_CHOICES_SHOWN else ""
+            kind = f"one of {shown}{more}"
         parts.append(f"{name} ({kind}{', required' if name in required else ''})")
-    return ", ".join(parts)
+    return "; ".join(parts)
+
+
+MAX_CHOICES_SHOWN = 20
 
 
 class ToolForm(HandlerConfigFieldsMixin, forms.ModelForm):  # type: ignore[type-arg]

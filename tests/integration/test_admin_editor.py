@@ -72,8 +72,8 @@ def test_handler_choices_show_label_key_and_description(admin_client: Client) ->
     assert "<strong>Echo</strong> <code>demo.echo</code>" in page
     assert "Returns the text argument, after an optional configured prefix." in page
     assert 'type="radio" name="handler_key"' in page
-    # The config schemas are listed next to the config.
-    assert "&quot;prefix&quot;: {&quot;type&quot;: &quot;string&quot;}" in page
+    # What each kind's config holds is listed next to the config, one line a kind.
+    assert "<code>demo.echo</code>: prefix (string)</div>" in page
 
 
 def test_a_json_syntax_error_says_line_and_column(admin_client: Client) -> None:

@@ -194,7 +194,8 @@ def test_admin_polish_help_texts_keep_their_placeholders_and_the_audit_list_lead
     # The handler config's help: one folded line per kind, not every kind's raw JSON Schema.
     page = admin_client.get("/admin/mcp_tools/tool/add/").content.decode()
     assert "<summary>Config keys of each handler kind</summary>" in page
-    assert "<code>drf.view</code>: route (string, required), method (string, required)" in page
+    assert "<code>drf.view</code>: route (one of " in page
+    assert "method (one of GET, POST, PUT, PATCH, DELETE, required)" in page
     assert "&quot;properties&quot;" not in page.split("Config keys of each handler kind")[1].split("</details>")[0]
     from mcp_tools.models import AuditEvent
 
