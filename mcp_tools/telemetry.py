@@ -119,10 +119,13 @@ class RequestSpan:
     def failed(self, error_type: str, message: str = "") -> None:
         """error.type (the JSON-RPC code as a string, or ``tool_error``) and status ERROR."""
         self.attributes["error.type"] = error_type
-        self.span.set_attribute("error.type", error_type)
+        span = self.span
+        if span is None:
+            return
+        span.set_attribute("error.type", error_type)
         if error_type.lstrip("-").isdigit():
-            self.span.set_attribute("rpc.response.status_code", error_type)
-        self.span.set_status(self.api.Status(self.api.StatusCode.ERROR, message or None))
+            span.set_attribute("rpc.response.status_code", error_type)
+        span.set_status(self.api.Status(self.api.StatusCode.ERROR, message or None))
 
 
 _NO_SPAN: Any = nullcontext(None)
@@ -157,23 +160,48 @@ def _request_span(api: _Api, method: str, params: Mapping[str, Any], request_id:
         span_attributes["jsonrpc.request.id"] = str(request_id)
     if session_id:
         span_attributes["mcp.session.id"] = session_id
-    parent, links = _parent(api, params, headers)
-    with api.tracer.start_as_current_span(
-        name,
-        context=parent,
-        kind=api.SpanKind.SERVER,
-        attributes=span_attributes,
-        links=links,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
-        recorder = RequestSpan(api, span, attributes)
-        token = _current.set(recorder)
-        try:
+    if _untraced(api):
+        # The API without an SDK: its spans would record nothing; skip them (metrics still count).
+        with _recording(api, None, attributes) as recorder:
             yield recorder
-        finally:
-            _current.reset(token)
-            api.duration.record(time.perf_counter() - recorder.started, recorder.attributes)
+        return
+    parent, links = _parent(api, params, headers)
+    with (
+        api.tracer.start_as_current_span(
+            name,
+            context=parent,
+            kind=api.SpanKind.SERVER,
+            attributes=span_attributes,
+            links=links,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span,
+        _recording(api, span, attributes) as recorder,
+    ):
+        yield recorder
+
+
+@contextmanager
+def _recording(api: _Api, span: Any, attributes: dict[str, Any]) -> Iterator[RequestSpan]:
+    recorder = RequestSpan(api, span, attributes)
+    token = _current.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _current.reset(token)
+        api.duration.record(time.perf_counter() - recorder.started, recorder.attributes)
+
+
+def _untraced(api: _Api) -> bool:
+    """No tracer provider is set (the API alone): our proxy tracer's spans would record nothing.
+
+    The API's proxy tracer reads the same module global; ``get_tracer_provider()`` would cost
+    1.4 us a call (it looks at the environment each time).
+    """
+    provider = getattr(api.trace, "_TRACER_PROVIDER", api)
+    if provider is api:  # an API that renamed its global
+        return isinstance(api.trace.get_tracer_provider(), api.trace.ProxyTracerProvider)
+    return provider is None
 
 
 def _parent(api: _Api, params: Mapping[str, Any], headers: Mapping[str, str] | None) -> tuple[Any, list[Any]]:
@@ -239,6 +267,8 @@ def task_span(task_id: str, tool_name: str, carrier: Mapping[str, Any] | None) -
     api = _state.api
     if api is None and (_state.loaded or (api := _load()) is None):
         return _NO_SPAN
+    if _untraced(api):
+        return _NO_SPAN  # no SDK: nothing would record the span
     parent = api.propagate.extract(dict(carrier)) if carrier else None
     return api.tracer.start_as_current_span(
         f"execute_tool {tool_name}",
