@@ -182,3 +182,16 @@ def test_without_opentelemetry_the_endpoint_works_and_records_nothing(
         monkeypatch.undo()
         telemetry.reload()
     assert otel.spans.get_finished_spans() == ()
+
+
+def test_rate_limit_refusals_are_counted(mcp: Mcp, otel: Any) -> None:
+    from mcp_tools.models import Tool
+
+    Tool.objects.filter(name="echo").update(rate_limit="1/m")
+    mcp.modern()
+    mcp.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    refused = mcp.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    assert refused["isError"] is True
+    (point,) = [p for p in _points("mcp_tools.rate_limit.refusals") if p.attributes["gen_ai.tool.name"] == "echo"]
+    assert point.value >= 1
+    assert _server_spans()[-1].attributes["error.type"] == "tool_error"
