@@ -103,8 +103,9 @@ def traits(message: Message | str | None) -> MethodTraits:
 def accept_notification(message: Notification, session: McpSession) -> None:
     """A legacy client's notification, routed by the table (unknown ones are ignored)."""
     entry = METHODS.get(message.method)
-    if entry is not None and entry.accept is not None:
-        entry.accept(message, session)
+    with telemetry.request_span(message.method, message.params, None, None, session.protocol_version, session.pk):
+        if entry is not None and entry.accept is not None:
+            entry.accept(message, session)
 
 
 def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:

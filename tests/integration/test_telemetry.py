@@ -195,3 +195,12 @@ def test_rate_limit_refusals_are_counted(mcp: Mcp, otel: Any) -> None:
     (point,) = [p for p in _points("mcp_tools.rate_limit.refusals") if p.attributes["gen_ai.tool.name"] == "echo"]
     assert point.value >= 1
     assert _server_spans()[-1].attributes["error.type"] == "tool_error"
+
+
+def test_initialize_and_a_legacy_notification_have_their_spans(mcp: Mcp, otel: Any) -> None:
+    mcp.initialize("2025-06-18")  # sends notifications/initialized
+    (init,) = [s for s in _server_spans() if s.name == "initialize"]
+    assert init.attributes["mcp.protocol.version"] == "2025-06-18"
+    (span,) = [s for s in _server_spans() if s.name == "notifications/initialized"]
+    assert span.attributes["mcp.session.id"] == mcp.session_id
+    assert "jsonrpc.request.id" not in span.attributes
