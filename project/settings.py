@@ -212,3 +212,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {"mcp_tools": {"level": os.environ.get("MCP_LOG_LEVEL", "INFO")}},
 }
+
+# OpenTelemetry (docs/howto/observability.md): OTEL_TRACES_EXPORTER=console make run prints each
+# request's span; nothing is set up unless an OTEL_*_EXPORTER variable asks for it.
+from project.otel import configure as _configure_otel  # noqa: E402
+
+_configure_otel()

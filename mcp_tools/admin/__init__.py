@@ -6,11 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.http import HttpRequest
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 
 from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
 from . import approvals, handles  # noqa: F401  (register McpApprovalAdmin, McpHandleAdmin)
 from .tools import RevisionsByUser, ToolAdmin
+from .usage import PERIODS, usage
 
 admin.site.register(Tool, ToolAdmin)
 
@@ -60,12 +64,45 @@ class AuditEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     search_fields = ("principal_key", "client_id", "tool_name", "request_id")
     date_hierarchy = "created_at"
     readonly_fields = [f.name for f in AuditEvent._meta.fields]
+    change_list_template = "mcp_tools/admin/audit_change_list.html"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        # The usage page's links filter by the caller's username.
+        return lookup == "user__username" or super().lookup_allowed(lookup, value, request)
+
+    def get_urls(self) -> list[URLPattern]:
+        name = f"{self.opts.app_label}_{self.opts.model_name}"
+        usage = path("usage/", self.admin_site.admin_view(self.usage_view), name=f"{name}_usage")
+        return [usage, *super().get_urls()]
+
+    def usage_view(self, request: HttpRequest) -> HttpResponse:
+        """Calls, errors, durations, callers and tasks over the last hour, day or week."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        period = request.GET.get("period", "day")
+        if period not in PERIODS:
+            period = "day"
+        tool = request.GET.get("tool", "").strip()[:128]
+        username = request.GET.get("user", "").strip()[:150]
+        changelist = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Usage",
+            "usage": usage(period, tool, username, changelist),
+            "periods": [(key, label) for key, (_, _, _, label) in PERIODS.items()],
+            "period": period,
+            "tool": tool,
+            "username": username,
+            "tool_names": Tool.objects.order_by("name").values_list("name", flat=True),
+        }
+        return TemplateResponse(request, "mcp_tools/admin/audit_usage.html", context)
 
     @admin.display(description="principal", ordering="principal_key")
     def caller(self, obj: AuditEvent) -> str:

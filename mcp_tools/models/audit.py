@@ -50,6 +50,8 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ("-created_at",)
+        # The usage page counts calls per tool by time.
+        indexes = (models.Index(fields=("created_at", "tool_name"), name="mcp_audit_time_tool"),)
         verbose_name = _("audit event")
         verbose_name_plural = _("audit events")
 

@@ -142,6 +142,9 @@ class McpTask(models.Model):
     # ctx.can_elicit / ctx.can_sample read them.
     client_capabilities = models.JSONField(_("client capabilities"), default=dict, blank=True, editable=False)
     # How many requests for input the task has made: numbers their keys, unique over its life (TX-7).
+    # The W3C trace context (traceparent, tracestate) of the call that created the task, so the
+    # worker's span joins its trace ({} without OpenTelemetry).
+    trace_context = models.JSONField(_("trace context"), default=dict, blank=True, editable=False)
     inputs_asked = models.PositiveIntegerField(_("requests for input"), default=0, editable=False)
 
     objects = TaskQuerySet.as_manager()

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
+from .. import telemetry
 from ..conf import mcp_settings
 from ..ratelimit import acquire_slot, release_slot
 from ..types import Principal
@@ -146,6 +147,7 @@ class Hub:
             listener.close()
             return
         self.listeners.add(listener)
+        telemetry.stream_opened("listen")
         listener.hub = self
         if self.catalog is not None and self.catalog.version > listener.version:
             # A change landed between the stream's opening read and its registration.
@@ -154,7 +156,9 @@ class Hub:
             listener.offer(self.catalog, get_auth_backend().can_see)
 
     def unregister(self, listener: Listener) -> None:
-        self.listeners.discard(listener)
+        if listener in self.listeners:
+            self.listeners.discard(listener)
+            telemetry.stream_closed("listen")
 
     def sent(self) -> None:
         self.events_sent += 1

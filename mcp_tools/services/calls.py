@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from .. import approvals, audit, cancel, ratelimit, runner
+from .. import approvals, audit, cancel, ratelimit, runner, telemetry
 from ..asking.waiting import people
 from ..auth import AuthFailure
 from ..catalog import CompiledTool, get_catalog
@@ -210,6 +210,7 @@ class ToolCall:
         retry = ratelimit.hit(f"{self.ex.principal.owner}\0{tool.name}", rate)
         if retry is None:
             return
+        telemetry.rate_limited(tool.name)
         seconds = int(retry) if retry == int(retry) else retry
         message = f"Rate limit exceeded for tool {tool.name!r} ({rate.describe()}); retry after {seconds} seconds."
         raise self.retry_later(message, float(retry))
@@ -320,8 +321,9 @@ class ToolCall:
         raise self.refuse("tool_error", message)
 
     def audit(self) -> None:
-        """The call's one audit row, from the state it ended in."""
+        """The call's one audit row (and its telemetry), from the state it ended in."""
         tool = self.tool
+        telemetry.call_ended(self.name if isinstance(self.name, str) else repr(self.name), self.outcome, self.detail)
         audit.record(
             principal=self.ex.principal,
             tool_name=self.name if isinstance(self.name, str) else repr(self.name),

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import telemetry
 from ..auth import AuthFailure
 from ..conf import mcp_settings
 from ..models import McpSession
@@ -102,26 +103,40 @@ def traits(message: Message | str | None) -> MethodTraits:
 def accept_notification(message: Notification, session: McpSession) -> None:
     """A legacy client's notification, routed by the table (unknown ones are ignored)."""
     entry = METHODS.get(message.method)
-    if entry is not None and entry.accept is not None:
-        entry.accept(message, session)
+    with telemetry.request_span(message.method, message.params, None, None, session.protocol_version, session.pk):
+        if entry is not None and entry.accept is not None:
+            entry.accept(message, session)
 
 
 def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
-    """Serve one request: (HTTP status, framed response), or None when it was cancelled."""
-    try:
-        entry = METHODS.get(req.method)
-        if entry is None or entry.serve is None or not entry.served(ex.revision):
-            # H-D5: a modern request for a method we do not implement is a 404.
-            raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
-        body = entry.serve(req, ex)
-        return None if body is None else (200, body)
-    except (AuthFailure, StillWorking):
-        raise  # an HTTP-level answer (403 insufficient_scope), or tasks/result waiting: the view's
-    except McpError as exc:
-        return exc.http_status, encode_error(req.id, exc)
-    except Exception:
-        logger.exception("Unexpected error serving %s", req.method)
-        return 200, encode_error(req.id, e.internal_error())
+    """Serve one request: (HTTP status, framed response), or None when it was cancelled.
+
+    Under OpenTelemetry, one SERVER span per request (``telemetry.request_span``).
+    """
+    session_id = ex.session.pk if ex.session is not None else None
+    with telemetry.request_span(req.method, req.params, req.id, ex.headers, ex.revision.version, session_id) as span:
+        try:
+            entry = METHODS.get(req.method)
+            if entry is None or entry.serve is None or not entry.served(ex.revision):
+                # H-D5: a modern request for a method we do not implement is a 404.
+                raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
+            body = entry.serve(req, ex)
+            return None if body is None else (200, body)
+        except StillWorking:
+            raise  # tasks/result waiting: the view's
+        except AuthFailure as exc:
+            if span is not None:
+                span.failed(exc.error, exc.description)
+            raise  # an HTTP-level answer (403 insufficient_scope)
+        except McpError as exc:
+            if span is not None:
+                span.failed(str(exc.code), exc.message)
+            return exc.http_status, encode_error(req.id, exc)
+        except Exception:
+            logger.exception("Unexpected error serving %s", req.method)
+            if span is not None:
+                span.failed(str(e.INTERNAL_ERROR), "internal error")
+            return 200, encode_error(req.id, e.internal_error())
 
 
 def _ping(req: Request, ex: Exchange) -> bytes:

@@ -9,12 +9,13 @@ from typing import Any
 from django.db import connections, router
 from django.utils import timezone
 
-from .. import cancel
+from .. import cancel, telemetry
 from ..cancel import CancelFlag
 from ..conf import mcp_settings
 from ..models import McpSession
 from ..protocol import errors as e
 from ..protocol import versions as v
+from ..protocol.errors import McpError
 from ..protocol.jsonrpc import Request, encode_result
 from ..protocol.negotiation import negotiate_legacy
 from ..types import Principal
@@ -30,6 +31,17 @@ class SessionNotFound(Exception):
 
 def create_session(req: Request, principal: Principal, *, asgi: bool) -> tuple[bytes, str]:
     """L-1..L-4: answer initialize and open a session row; returns (response, session id)."""
+    requested = req.params.get("protocolVersion")
+    with telemetry.request_span(req.method, req.params, req.id, None, str(requested or ""), None) as span:
+        try:
+            return _create_session(req, principal, asgi=asgi)
+        except McpError as exc:
+            if span is not None:
+                span.failed(str(exc.code), exc.message)
+            raise
+
+
+def _create_session(req: Request, principal: Principal, *, asgi: bool) -> tuple[bytes, str]:
     params = req.params
     requested = params.get("protocolVersion")
     if not isinstance(requested, str):

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from django.utils import timezone
 
+from .. import telemetry
 from ..asking import outstanding
 from ..catalog import CompiledTool, get_catalog
 from ..conf import mcp_settings
@@ -118,7 +119,9 @@ def create_task(
         celery_id=uuid.uuid4().hex,
         client_capabilities=client_capabilities or {},
         status_message=held,
+        trace_context=telemetry.inject(),
     )
+    telemetry.task_status(tool.name, wire.WORKING)
     logger.info("Task %s created: tool %r for %s", task.pk, tool.name, principal.key)
     if held:
         return task

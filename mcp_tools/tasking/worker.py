@@ -17,7 +17,7 @@ import orjson
 from django.db import DatabaseError
 from django.utils import timezone
 
-from .. import runner
+from .. import runner, telemetry
 from ..asking import NoAsker, TaskAsker, withdraw
 from ..cancel import CancelFlag
 from ..catalog import get_catalog
@@ -108,14 +108,20 @@ def execute(task_id: str, delivery: str | None = None, *, can_ask: bool = True) 
     task.attempts = attempt
     beating = Heartbeat(task_id, attempt)
     beating.start()
-    try:
-        return _run(task, can_ask)
-    except Exception:
-        logger.exception("Task %s could not be run", task_id)
-        _fail(task_id, e.INTERNAL_ERROR, "The task could not be run (internal error).", attempt=attempt)
-        return wire.FAILED
-    finally:
-        beating.stop()
+    status = wire.FAILED
+    # The worker's span is a child of the call's (its context stored with the row).
+    with telemetry.task_span(task_id, task.tool_name, task.trace_context) as span:
+        try:
+            status = _run(task, can_ask)
+        except Exception:
+            logger.exception("Task %s could not be run", task_id)
+            _fail(task_id, e.INTERNAL_ERROR, "The task could not be run (internal error).", attempt=attempt)
+        finally:
+            beating.stop()
+            if span is not None:
+                span.set_attribute("mcp_tools.task.status", status)
+            telemetry.task_status(task.tool_name, status)
+    return status
 
 
 def retry_allowed(task: McpTask) -> bool:

@@ -1,0 +1,265 @@
+"""The usage page of the audit trail: calls, errors, durations, callers and tasks, as inline SVG.
+
+Every number comes from a bounded set of aggregate queries, whatever the number of audit rows:
+the top tools (one query), calls and errors per tool per time bucket (one, ``Trunc``), the
+median and 95th percentile duration of each top tool (two ``OFFSET`` queries per tool, at most
+``TOP_TOOLS`` tools), the top callers (one), tasks by status (one).
+The charts are drawn here as SVG strings (no JavaScript, nothing from a CDN); each links to the
+audit changelist filtered the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDay, TruncHour, TruncMinute
+from django.utils import timezone
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from ..models import AuditEvent, McpTask
+from ..models.audit import AuditOutcome
+
+__all__ = ["PERIODS", "TOP_TOOLS", "Usage", "usage"]
+
+TOP_TOOLS = 5
+TOP_CALLERS = 8
+# period -> (its length, the bucket function, the bucket's length, its label)
+PERIODS: dict[str, tuple[timedelta, Any, timedelta, str]] = {
+    "hour": (timedelta(hours=1), TruncMinute, timedelta(minutes=1), "last hour, per minute"),
+    "day": (timedelta(days=1), TruncHour, timedelta(hours=1), "last day, per hour"),
+    "week": (timedelta(days=7), TruncDay, timedelta(days=1), "last week, per day"),
+}
+# The outcomes that did what the caller asked.
+SUCCESS = (AuditOutcome.OK, AuditOutcome.APPROVED)
+COLORS = ("#417690", "#d9822b", "#5a9e4b", "#b04a5a", "#7a5fa8", "#888888")
+WIDTH, HEIGHT, PAD = 640, 180, 36
+
+
+@dataclass
+class Usage:
+    """What the page shows: each chart's SVG and the numbers under it."""
+
+    period: str
+    since: datetime
+    total: int
+    errors: int
+    charts: dict[str, SafeString]
+    tools: list[dict[str, Any]]
+    callers: list[dict[str, Any]]
+    tasks: list[dict[str, Any]]
+
+
+def usage(period: str, tool: str, username: str, changelist: str) -> Usage:
+    """The usage of the last ``period`` (hour, day, week), of one tool and one user if given."""
+    length, trunc, step, _label = PERIODS[period]
+    now = timezone.now()
+    since = now - length
+    rows: QuerySet[AuditEvent] = AuditEvent.objects.filter(created_at__gte=since)
+    if tool:
+        rows = rows.filter(tool_name=tool)
+    if username:
+        rows = rows.filter(user__username=username)
+    failed = ~Q(outcome__in=SUCCESS)
+    filters: dict[str, str] = {"created_at__gte": since.isoformat()}
+    if tool:
+        filters["tool_name__exact"] = tool
+    if username:
+        filters["user__username"] = username
+
+    def link(**extra: str) -> str:
+        return changelist + "?" + urlencode({**filters, **extra})
+
+    # 1. The top tools of the period, with their counts and errors.
+    top = list(
+        rows.values("tool_name")
+        .annotate(calls=Count("id"), errors=Count("id", filter=failed))
+        .order_by("-calls", "tool_name")[:TOP_TOOLS]
+    )
+    names = [t["tool_name"] for t in top]
+    # 2. Calls and errors per tool per bucket, in one pass (the bucket function runs per row):
+    #    the top tools' lines, and the error rate of all tools.
+    per_tool: dict[str, dict[datetime, int]] = {name: {} for name in names}
+    calls_at: dict[datetime, int] = {}
+    errors_at: dict[datetime, int] = {}
+    for row in (
+        rows.annotate(bucket=trunc("created_at")).values("bucket", "tool_name")
+        .annotate(calls=Count("id"), errors=Count("id", filter=failed)).order_by()
+    ):  # fmt: skip
+        bucket = row["bucket"]
+        if row["tool_name"] in per_tool:
+            per_tool[row["tool_name"]][bucket] = row["calls"]
+        calls_at[bucket] = calls_at.get(bucket, 0) + row["calls"]
+        errors_at[bucket] = errors_at.get(bucket, 0) + row["errors"]
+    # 4. p50 and p95 durations of each top tool: the row at that rank, two OFFSET queries each.
+    for entry in top:
+        ordered = (
+            rows.filter(tool_name=entry["tool_name"]).order_by("duration_ms").values_list("duration_ms", flat=True)
+        )
+        n = entry["calls"]
+        entry["p50"] = ordered[_rank(n, 0.50)]
+        entry["p95"] = ordered[_rank(n, 0.95)]
+        entry["link"] = link(tool_name__exact=entry["tool_name"])
+    # 5. The top callers.
+    callers = list(
+        rows.values("principal_key").annotate(calls=Count("id"), errors=Count("id", filter=failed))
+        .order_by("-calls", "principal_key")[:TOP_CALLERS]
+    )  # fmt: skip
+    for caller in callers:
+        caller["link"] = link(q=caller["principal_key"])
+    # 6. Tasks created in the period, by status.
+    task_rows = McpTask.objects.filter(created_at__gte=since)
+    if tool:
+        task_rows = task_rows.filter(tool_name=tool)
+    tasks = list(task_rows.values("status").annotate(count=Count("id")).order_by("-count", "status"))
+
+    buckets = _buckets(trunc, since, now, step)
+    total = sum(calls_at.values())
+    errors = sum(errors_at.values())
+    charts = {
+        "calls": _lines(
+            [(name, [per_tool[name].get(b, 0) for b in buckets]) for name in names],
+            buckets,
+            link(),
+            "calls",
+        ),
+        "errors": _lines(
+            [
+                (
+                    "error rate %",
+                    [round(100 * errors_at.get(b, 0) / calls_at[b], 1) if calls_at.get(b) else 0 for b in buckets],
+                )
+            ],
+            buckets,
+            link(outcome__in=",".join(o for o in AuditOutcome.values if o not in SUCCESS)),
+            "%",
+        ),
+        "durations": _bars([(t["tool_name"], [t["p50"], t["p95"]], t["link"]) for t in top], ("p50", "p95"), "ms"),
+        "callers": _bars([(_short(c["principal_key"]), [c["calls"]], c["link"]) for c in callers], ("calls",), ""),
+        "tasks": _bars([(t["status"], [t["count"]], "") for t in tasks], ("tasks",), ""),
+    }
+    return Usage(period, since, total, errors, charts, top, callers, tasks)
+
+
+def _rank(n: int, q: float) -> int:
+    """The 0-based rank of the q-quantile among n sorted values (nearest rank)."""
+    return max(0, min(n - 1, int(q * n + 0.999999) - 1))
+
+
+def _buckets(trunc: Any, since: datetime, now: datetime, step: timedelta) -> list[datetime]:
+    """Every bucket of the period, as ``Trunc`` labels them (in the current time zone)."""
+    tz = timezone.get_current_timezone()
+    start = since.astimezone(tz)
+    if trunc is TruncMinute:
+        start = start.replace(second=0, microsecond=0)
+    elif trunc is TruncHour:
+        start = start.replace(minute=0, second=0, microsecond=0)
+    else:
+        start = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    out = []
+    while start <= now:
+        out.append(start)
+        start += step
+    return out
+
+
+def _short(text: str, size: int = 28) -> str:
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+# --------------------------------------------------------------------------- SVG
+
+
+def _lines(series: list[tuple[str, list[float]]], buckets: list[datetime], href: str, unit: str) -> SafeString:
+    """A line chart: one polyline per series over the buckets, with a legend; links to ``href``."""
+    if not series or not buckets or not any(any(values) for _, values in series):
+        return _empty(href)
+    top = max(max(values) for _, values in series) or 1
+    inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
+    step = inner_w / max(1, len(buckets) - 1)
+    parts = [
+        f'<line x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}" stroke="#999"/>',
+        f'<text x="{PAD - 4}" y="{PAD + 4}" text-anchor="end" font-size="10">{_label(top, unit)}</text>',
+        f'<text x="{PAD - 4}" y="{HEIGHT - PAD}" text-anchor="end" font-size="10">0</text>',
+        f'<text x="{PAD}" y="{HEIGHT - PAD + 14}" font-size="10">{escape(_when(buckets[0]))}</text>',
+        f'<text x="{WIDTH - PAD}" y="{HEIGHT - PAD + 14}" text-anchor="end" font-size="10">'
+        f"{escape(_when(buckets[-1]))}</text>",
+    ]
+    for i, (name, values) in enumerate(series):
+        color = COLORS[i % len(COLORS)]
+        points = " ".join(
+            f"{PAD + j * step:.1f},{HEIGHT - PAD - inner_h * value / top:.1f}" for j, value in enumerate(values)
+        )
+        parts.append(
+            f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{points}">'
+            f"<title>{escape(name)}</title></polyline>"
+        )
+        parts.append(
+            f'<rect x="{PAD + 130 * i}" y="6" width="10" height="10" fill="{color}"/>'
+            f'<text x="{PAD + 14 + 130 * i}" y="15" font-size="11">{escape(_short(name, 18))}</text>'
+        )
+    return _svg(parts, href)
+
+
+def _bars(rows: list[tuple[str, list[float], str]], labels: tuple[str, ...], unit: str) -> SafeString:
+    """Horizontal bars, one row per label (several bars a row for several values); rows link."""
+    if not rows:
+        return _empty("")
+    top = max(max(values) for _, values, _ in rows) or 1
+    row_h = 14 * len(labels) + 8
+    height = 24 + row_h * len(rows)
+    left, inner_w = 190, WIDTH - 190 - 70
+    parts = []
+    for i, label in enumerate(labels):
+        color = COLORS[i % len(COLORS)]
+        parts.append(f'<rect x="{left + 70 * i}" y="4" width="10" height="10" fill="{color}"/>'
+                     f'<text x="{left + 14 + 70 * i}" y="13" font-size="11">{escape(label)}</text>')  # fmt: skip
+    for r, (name, values, href) in enumerate(rows):
+        y = 24 + r * row_h
+        row = [f'<text x="{left - 6}" y="{y + 11}" text-anchor="end" font-size="11">{escape(name)}</text>']
+        for i, value in enumerate(values):
+            w = max(1.0, inner_w * value / top)
+            color = COLORS[i % len(COLORS)]
+            row.append(
+                f'<rect x="{left}" y="{y + 14 * i}" width="{w:.1f}" height="12" fill="{color}">'
+                f"<title>{escape(name)} {escape(labels[i])}: {escape(_num(value))} {escape(unit)}</title></rect>"
+                f'<text x="{left + w + 4:.1f}" y="{y + 14 * i + 10}" font-size="10">{_label(value, unit)}</text>'
+            )
+        parts.append(f'<a href="{escape(href)}">{"".join(row)}</a>' if href else "".join(row))
+    return mark_safe(  # noqa: S308  (every text inside is escaped above)
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="mcp-chart" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" role="img">{"".join(parts)}</svg>'
+    )
+
+
+def _svg(parts: list[str], href: str) -> SafeString:
+    return mark_safe(  # noqa: S308  (every text inside is escaped above)
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="mcp-chart" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img"><a href="{escape(href)}">'
+        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="transparent"/>{"".join(parts)}</a></svg>'
+    )
+
+
+def _empty(href: str) -> SafeString:
+    text = '<text x="10" y="24" font-size="12">Nothing in this period.</text>'
+    return format_html(
+        '<svg xmlns="http://www.w3.org/2000/svg" class="mcp-chart" width="{}" height="40" role="img">{}</svg>',
+        WIDTH,
+        mark_safe(text),  # noqa: S308  (a constant)
+    )
+
+
+def _label(value: float, unit: str) -> str:
+    return escape(_num(value) + (" " + unit if unit else ""))
+
+
+def _num(value: float) -> str:
+    return f"{value:.0f}" if value >= 100 or value == int(value) else f"{value:.1f}"
+
+
+def _when(moment: datetime) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M")

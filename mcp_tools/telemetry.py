@@ -1,0 +1,297 @@
+"""OpenTelemetry traces and metrics, when ``opentelemetry-api`` is installed; no-ops otherwise.
+
+The names follow the MCP semantic conventions (OpenTelemetry semconv, Development status):
+one ``SERVER`` span per request named ``{mcp.method.name} {target}`` (``tools/call echo``),
+its parent the context the client sent in ``params._meta`` (``traceparent``, ``tracestate``,
+``baggage``) or else in the HTTP headers, and the histogram ``mcp.server.operation.duration``
+in seconds. ``opentelemetry`` is imported once, on first use: without it every hook costs one
+attribute check. With the API but no SDK configured, the API's no-op tracer and meter answer.
+The app configures no SDK and no exporter: the site does (see docs/howto/observability.md).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
+from typing import Any
+
+__all__ = [
+    "call_ended",
+    "inject",
+    "rate_limited",
+    "reload",
+    "request_span",
+    "stream_closed",
+    "stream_opened",
+    "task_span",
+    "task_status",
+]
+
+# The histogram buckets the conventions recommend for mcp.*.duration (seconds).
+DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+PROPAGATED = ("traceparent", "tracestate", "baggage")
+_SCOPE = "mcp_tools"
+
+
+class _Api:
+    """The OpenTelemetry API modules and this library's instruments (made once)."""
+
+    def __init__(self) -> None:
+        from opentelemetry import context, metrics, propagate, trace
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
+        self.context, self.propagate, self.trace = context, propagate, trace
+        self.SpanKind, self.Status, self.StatusCode = SpanKind, Status, StatusCode
+        try:
+            version = importlib.metadata.version("django-mcp-tools")
+        except importlib.metadata.PackageNotFoundError:
+            version = ""
+        self.tracer = trace.get_tracer(_SCOPE, version)
+        meter = metrics.get_meter(_SCOPE, version)
+        try:
+            self.duration = meter.create_histogram(
+                "mcp.server.operation.duration",
+                unit="s",
+                description="Duration of the MCP request or notification as observed on the receiver",
+                explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
+            )
+        except TypeError:  # an API before 1.23 has no bucket advisory
+            self.duration = meter.create_histogram("mcp.server.operation.duration", unit="s")
+        self.calls = meter.create_counter("mcp_tools.tool.calls", unit="{call}", description="tools/call by outcome")
+        self.errors = meter.create_counter(
+            "mcp_tools.tool.errors", unit="{call}", description="tools/call that did not end ok"
+        )
+        self.refusals = meter.create_counter(
+            "mcp_tools.rate_limit.refusals", unit="{call}", description="calls refused by a rate limit"
+        )
+        self.tasks = meter.create_counter(
+            "mcp_tools.tasks", unit="{task}", description="tasks created (working) and ended, by status"
+        )
+        self.streams = meter.create_up_down_counter(
+            "mcp_tools.streams.open", unit="{stream}", description="open SSE streams"
+        )
+
+
+class _State:
+    api: _Api | None = None
+    loaded = False
+
+
+_state = _State()
+
+
+def _load() -> _Api | None:
+    _state.loaded = True
+    try:
+        _state.api = _Api()
+    except ImportError:
+        _state.api = None
+    return _state.api
+
+
+def reload() -> None:
+    """Look for OpenTelemetry again on next use (tests; a site that installs it late)."""
+    _state.api, _state.loaded = None, False
+
+
+def _api() -> _Api | None:
+    api = _state.api
+    if api is None and not _state.loaded:
+        return _load()
+    return api
+
+
+# --------------------------------------------------------------------------- requests
+
+
+class RequestSpan:
+    """What a request's span learns while it is served (its error, its tool)."""
+
+    __slots__ = ("api", "attributes", "span", "started")
+
+    def __init__(self, api: _Api, span: Any, attributes: dict[str, Any]) -> None:
+        self.api, self.span, self.attributes = api, span, attributes
+        self.started = time.perf_counter()
+
+    def failed(self, error_type: str, message: str = "") -> None:
+        """error.type (the JSON-RPC code as a string, or ``tool_error``) and status ERROR."""
+        self.attributes["error.type"] = error_type
+        span = self.span
+        if span is None:
+            return
+        span.set_attribute("error.type", error_type)
+        if error_type.lstrip("-").isdigit():
+            span.set_attribute("rpc.response.status_code", error_type)
+        span.set_status(self.api.Status(self.api.StatusCode.ERROR, message or None))
+
+
+_NO_SPAN: Any = nullcontext(None)
+_current: ContextVar[RequestSpan | None] = ContextVar("mcp_tools_request_span", default=None)
+# The audit outcomes a tools/call answers with an ``isError`` result (error.type ``tool_error``).
+_TOOL_ERRORS = frozenset({"tool_error", "invalid", "rate_limited", "rejected", "expired"})
+
+
+def request_span(method: str, params: Mapping[str, Any], request_id: Any, headers: Mapping[str, str] | None,
+                 protocol_version: str, session_id: str | None) -> Any:  # fmt: skip
+    """A context manager around serving one request: yields a ``RequestSpan`` or None."""
+    api = _state.api
+    if api is None and (_state.loaded or (api := _load()) is None):
+        return _NO_SPAN
+    return _request_span(api, method, params, request_id, headers, protocol_version, session_id)
+
+
+@contextmanager
+def _request_span(api: _Api, method: str, params: Mapping[str, Any], request_id: Any,
+                  headers: Mapping[str, str] | None, protocol_version: str,
+                  session_id: str | None) -> Iterator[RequestSpan]:  # fmt: skip
+    attributes: dict[str, Any] = {"mcp.method.name": method, "mcp.protocol.version": protocol_version}
+    name = method
+    if method == "tools/call":
+        tool = params.get("name")
+        attributes["gen_ai.operation.name"] = "execute_tool"
+        if isinstance(tool, str):
+            attributes["gen_ai.tool.name"] = tool
+            name = f"{method} {tool}"
+    span_attributes = dict(attributes)
+    if request_id is not None:
+        span_attributes["jsonrpc.request.id"] = str(request_id)
+    if session_id:
+        span_attributes["mcp.session.id"] = session_id
+    if _untraced(api):
+        # The API without an SDK: its spans would record nothing; skip them (metrics still count).
+        with _recording(api, None, attributes) as recorder:
+            yield recorder
+        return
+    parent, links = _parent(api, params, headers)
+    with (
+        api.tracer.start_as_current_span(
+            name,
+            context=parent,
+            kind=api.SpanKind.SERVER,
+            attributes=span_attributes,
+            links=links,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span,
+        _recording(api, span, attributes) as recorder,
+    ):
+        yield recorder
+
+
+@contextmanager
+def _recording(api: _Api, span: Any, attributes: dict[str, Any]) -> Iterator[RequestSpan]:
+    recorder = RequestSpan(api, span, attributes)
+    token = _current.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _current.reset(token)
+        api.duration.record(time.perf_counter() - recorder.started, recorder.attributes)
+
+
+def _untraced(api: _Api) -> bool:
+    """No tracer provider is set (the API alone): our proxy tracer's spans would record nothing.
+
+    The API's proxy tracer reads the same module global; ``get_tracer_provider()`` would cost
+    1.4 us a call (it looks at the environment each time).
+    """
+    provider = getattr(api.trace, "_TRACER_PROVIDER", api)
+    if provider is api:  # an API that renamed its global
+        return isinstance(api.trace.get_tracer_provider(), api.trace.ProxyTracerProvider)
+    return provider is None
+
+
+def _parent(api: _Api, params: Mapping[str, Any], headers: Mapping[str, str] | None) -> tuple[Any, list[Any]]:
+    """The context of ``params._meta`` (else the HTTP headers); the HTTP one linked if both."""
+    meta = params.get("_meta")
+    from_meta = {k: v for k in PROPAGATED if isinstance(v := meta.get(k), str)} if isinstance(meta, Mapping) else {}
+    from_http = {k: v for k in PROPAGATED if (v := headers.get(k)) and isinstance(v, str)} if headers else {}
+    if from_meta:
+        parent = api.propagate.extract(from_meta)
+        links = []
+        if from_http:
+            ambient = api.trace.get_current_span(api.propagate.extract(from_http)).get_span_context()
+            if ambient.is_valid:
+                links.append(api.trace.Link(ambient))
+        return parent, links
+    if from_http:
+        return api.propagate.extract(from_http), []
+    return None, []
+
+
+def call_ended(tool_name: str, outcome: str, detail: str) -> None:
+    """A tools/call ended (its audit row): counters, and error.type on its span when it failed."""
+    api = _state.api
+    if api is None:
+        return
+    attributes = {"gen_ai.tool.name": tool_name, "mcp_tools.outcome": outcome}
+    api.calls.add(1, attributes)
+    if outcome not in ("ok", "approved", "cancelled"):
+        api.errors.add(1, attributes)
+    recorder = _current.get()
+    if recorder is not None and outcome in _TOOL_ERRORS:
+        # A JSON-RPC error raised after this (e.g. -32602) sets its own code over this one.
+        recorder.failed("tool_error", detail)
+
+
+def rate_limited(tool_name: str) -> None:
+    api = _state.api
+    if api is not None:
+        api.refusals.add(1, {"gen_ai.tool.name": tool_name})
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def inject() -> dict[str, str]:
+    """The current trace context as W3C headers, stored with a task (empty without OTel)."""
+    api = _state.api
+    if api is None:
+        return {}
+    carrier: dict[str, str] = {}
+    api.propagate.inject(carrier)
+    return carrier
+
+
+def task_status(tool_name: str, status: str) -> None:
+    api = _state.api
+    if api is not None:
+        api.tasks.add(1, {"gen_ai.tool.name": tool_name, "mcp_tools.task.status": status})
+
+
+def task_span(task_id: str, tool_name: str, carrier: Mapping[str, Any] | None) -> Any:
+    """The worker's span around a task's handler, a child of the call that created the task."""
+    api = _state.api
+    if api is None and (_state.loaded or (api := _load()) is None):
+        return _NO_SPAN
+    if _untraced(api):
+        return _NO_SPAN  # no SDK: nothing would record the span
+    parent = api.propagate.extract(dict(carrier)) if carrier else None
+    return api.tracer.start_as_current_span(
+        f"execute_tool {tool_name}",
+        context=parent,
+        kind=api.SpanKind.CONSUMER,
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool_name,
+            "mcp_tools.task.id": task_id,
+        },
+    )
+
+
+# --------------------------------------------------------------------------- streams
+
+
+def stream_opened(kind: str) -> None:
+    api = _state.api
+    if api is not None:
+        api.streams.add(1, {"mcp_tools.stream.kind": kind})
+
+
+def stream_closed(kind: str) -> None:
+    api = _state.api
+    if api is not None:
+        api.streams.add(-1, {"mcp_tools.stream.kind": kind})

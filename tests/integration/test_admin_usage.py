@@ -1,0 +1,87 @@
+"""The audit usage page: inline SVG charts from a bounded number of queries, linked to the changelist."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from mcp_tools.models import AuditEvent, McpTask
+
+pytestmark = pytest.mark.django_db
+
+URL = "/admin/mcp_tools/auditevent/usage/"
+TOOLS = ("echo", "search", "build_report", "add", "slow", "spare")
+OUTCOMES = ("ok", "ok", "ok", "tool_error", "invalid", "rate_limited")
+
+
+def seed(count: int) -> None:
+    now = timezone.now()
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            created_at=now - timedelta(minutes=(i * 7) % (60 * 23)),
+            tool_name=TOOLS[i % len(TOOLS)],
+            outcome=OUTCOMES[i % len(OUTCOMES)],
+            principal_key=f"user:{i % 4}|client:demo",
+            duration_ms=float(i % 97),
+        )
+        for i in range(count)
+    )
+
+
+def test_page_renders_svg_charts_linked_to_the_filtered_changelist(admin_client: Any) -> None:
+    seed(60)
+    McpTask.objects.create(
+        principal_key="user:1", protocol_version="2025-11-25", tool_name="build_report", tool_version=1
+    )
+    response = admin_client.get(URL, {"period": "day"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.count('class="mcp-chart"') == 5
+    # No chart library and nothing from a CDN: only the admin's own scripts.
+    assert all(src.startswith("/static/admin/") for src in re.findall(r'<script[^>]* src="([^"]+)"', html))
+    assert "60 calls" in html
+    # Each chart's links go to the audit changelist, filtered by the period (and tool, caller).
+    links = re.findall(r'href="(/admin/mcp_tools/auditevent/\?[^"]+)"', html)
+    assert any("tool_name__exact=echo" in link and "created_at__gte=" in link for link in links)
+    assert any("q=user%3A1" in link for link in links)
+    assert any("outcome__in=" in link for link in links)
+    for link in {link.replace("&amp;", "&") for link in links}:
+        assert admin_client.get(link).status_code == 200, link
+    assert ">working<" in html  # tasks by status
+
+
+def test_filters_and_bad_input(admin_client: Any, admin_user: Any) -> None:
+    seed(30)
+    response = admin_client.get(URL, {"period": "hour", "tool": "echo", "user": admin_user.username})
+    assert response.status_code == 200
+    assert "Nothing in this period." in response.content.decode()  # no row is the admin's
+    assert admin_client.get(URL, {"period": "year", "tool": "x" * 5000}).status_code == 200
+    link = admin_client.get(f"/admin/mcp_tools/auditevent/?user__username={admin_user.username}")
+    assert link.status_code == 200
+
+
+def test_links_from_the_app_index_and_the_changelist(admin_client: Any) -> None:
+    assert URL in admin_client.get("/admin/mcp_tools/").content.decode()
+    assert URL in admin_client.get("/admin/mcp_tools/auditevent/").content.decode()
+
+
+def test_staff_without_audit_permission_cannot_see_it(client: Any, django_user_model: Any) -> None:
+    user = django_user_model.objects.create_user("staff", password="pw", is_staff=True)
+    client.force_login(user)
+    assert client.get(URL).status_code == 403
+
+
+def test_query_count_does_not_grow_with_the_rows(admin_client: Any, django_assert_num_queries: Any) -> None:
+    seed(10)
+    with CaptureQueriesContext(connection) as few:
+        assert admin_client.get(URL).status_code == 200
+    AuditEvent.objects.all().delete()
+    seed(1000)
+    with django_assert_num_queries(len(few.captured_queries)):
+        assert admin_client.get(URL).status_code == 200

@@ -1,0 +1,206 @@
+"""OpenTelemetry: the request's SERVER span, its parent from the client, a task's worker span, metrics.
+
+Needs the OTel SDK (a dev dependency): one global tracer and meter provider for the process,
+with in-memory exporters each test clears.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mcp_tools import telemetry
+from mcp_tools.models import McpTask
+from mcp_tools.tasking.worker import execute
+from tests.mcp_client import Mcp, modern_meta
+
+sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+from opentelemetry import metrics, trace  # noqa: E402
+from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
+
+pytestmark = pytest.mark.django_db
+
+CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+CLIENT_SPAN = "00f067aa0ba902b7"
+TRACEPARENT = f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"
+EXT = "io.modelcontextprotocol/tasks"
+
+
+class _Providers:
+    spans = InMemorySpanExporter()
+    reader = InMemoryMetricReader()
+    installed = False
+
+
+@pytest.fixture
+def otel() -> Iterator[type[_Providers]]:
+    if not _Providers.installed:
+        provider = sdk_trace.TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(_Providers.spans))
+        trace.set_tracer_provider(provider)
+        metrics.set_meter_provider(MeterProvider(metric_readers=[_Providers.reader]))
+        _Providers.installed = True
+    telemetry.reload()
+    _Providers.spans.clear()
+    _Providers.reader.get_metrics_data()  # drop what earlier tests recorded (cumulative: compare deltas)
+    yield _Providers
+    _Providers.spans.clear()
+
+
+def _server_spans() -> list[Any]:
+    return [s for s in _Providers.spans.get_finished_spans() if s.kind == SpanKind.SERVER]
+
+
+def _points(name: str) -> list[Any]:
+    data = _Providers.reader.get_metrics_data()
+    found = []
+    for resource in data.resource_metrics if data else []:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == name:
+                    found.extend(metric.data.data_points)
+    return found
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+def test_tools_list_and_call_spans(mcp: Mcp, otel: Any, version: str) -> None:
+    if version == "2026-07-28":
+        mcp.modern()
+    else:
+        mcp.initialize(version)
+    otel.spans.clear()
+    mcp.call("tools/list")
+    mcp.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    listed, called = _server_spans()
+    assert listed.name == "tools/list"
+    assert listed.attributes["mcp.method.name"] == "tools/list"
+    assert listed.attributes["mcp.protocol.version"] == version
+    assert "gen_ai.operation.name" not in listed.attributes
+    assert called.name == "tools/call echo"
+    attributes = dict(called.attributes)
+    assert attributes["gen_ai.tool.name"] == "echo"
+    assert attributes["gen_ai.operation.name"] == "execute_tool"
+    assert attributes["jsonrpc.request.id"]
+    assert "error.type" not in attributes
+    assert called.status.status_code == StatusCode.UNSET
+    if version == "2025-06-18":
+        assert attributes["mcp.session.id"] == mcp.session_id
+    else:
+        assert "mcp.session.id" not in attributes
+    durations = _points("mcp.server.operation.duration")
+    assert {p.attributes["mcp.method.name"] for p in durations} >= {"tools/list", "tools/call"}
+    assert any(p.attributes.get("gen_ai.tool.name") == "echo" for p in _points("mcp_tools.tool.calls"))
+
+
+def test_jsonrpc_error_and_tool_error_set_error_status(mcp: Mcp, otel: Any) -> None:
+    mcp.initialize("2025-11-25")  # invalid arguments are an isError result from 2025-11-25 on
+    otel.spans.clear()
+    _, message, _ = mcp.request("tools/call", {"name": "no_such_tool", "arguments": {}})
+    code = message["error"]["code"]
+    _, message, _ = mcp.request("tools/call", {"name": "echo", "arguments": {"text": 5}})
+    assert message["result"]["isError"] is True
+    unknown, invalid = _server_spans()
+    assert unknown.attributes["error.type"] == str(code)
+    assert unknown.attributes["rpc.response.status_code"] == str(code)
+    assert unknown.status.status_code == StatusCode.ERROR
+    assert unknown.status.description == message_text(unknown)
+    assert invalid.attributes["error.type"] == "tool_error"
+    assert invalid.status.status_code == StatusCode.ERROR
+    failed = _points("mcp.server.operation.duration")
+    assert {p.attributes.get("error.type") for p in failed} >= {str(code), "tool_error"}
+    assert any(p.attributes["mcp_tools.outcome"] == "invalid" for p in _points("mcp_tools.tool.errors"))
+
+
+def message_text(span: Any) -> str:
+    return str(span.status.description or "")
+
+
+def test_parent_from_traceparent_header(mcp: Mcp, otel: Any) -> None:
+    mcp.modern()
+    mcp.call("tools/list", headers={"traceparent": TRACEPARENT})
+    (span,) = _server_spans()
+    assert format(span.context.trace_id, "032x") == CLIENT_TRACE
+    assert span.parent is not None
+    assert format(span.parent.span_id, "016x") == CLIENT_SPAN
+
+
+def test_parent_from_meta_wins_and_links_the_http_context(mcp: Mcp, otel: Any) -> None:
+    mcp.modern()
+    other = "00-11111111111111111111111111111111-2222222222222222-01"
+    mcp.call("tools/list", {"_meta": modern_meta(traceparent=TRACEPARENT)}, headers={"traceparent": other})
+    (span,) = _server_spans()
+    assert format(span.context.trace_id, "032x") == CLIENT_TRACE
+    assert format(span.parent.span_id, "016x") == CLIENT_SPAN
+    assert [format(link.context.trace_id, "032x") for link in span.links] == ["1" * 32]
+
+
+def test_task_worker_span_shares_the_call_trace(mcp: Mcp, otel: Any) -> None:
+    from project.celery import app
+
+    mcp.modern()
+    app.conf.task_always_eager = False  # the message waits; this test runs the worker itself
+    try:
+        meta = modern_meta(**{"io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}}})
+        created = mcp.call(
+            "tools/call",
+            {"name": "build_report", "arguments": {"steps": 1}, "_meta": {**meta, "traceparent": TRACEPARENT}},
+        )
+    finally:
+        app.conf.task_always_eager = True
+    task_id = created["taskId"]
+    assert McpTask.objects.get(pk=task_id).trace_context["traceparent"].startswith(f"00-{CLIENT_TRACE}-")
+    assert execute(task_id) == "completed"
+    (call,) = _server_spans()
+    (worker,) = [s for s in otel.spans.get_finished_spans() if s.kind == SpanKind.CONSUMER]
+    assert worker.name == "execute_tool build_report"
+    assert worker.context.trace_id == call.context.trace_id == int(CLIENT_TRACE, 16)
+    assert worker.parent.span_id == call.context.span_id
+    statuses = {p.attributes["mcp_tools.task.status"] for p in _points("mcp_tools.tasks")}
+    assert {"working", "completed"} <= statuses
+
+
+def test_without_opentelemetry_the_endpoint_works_and_records_nothing(
+    mcp: Mcp, otel: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [m for m in sys.modules if m == "opentelemetry" or m.startswith("opentelemetry.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # type: ignore[arg-type]
+    telemetry.reload()
+    try:
+        mcp.modern()
+        mcp.call("tools/list", headers={"traceparent": TRACEPARENT})
+        assert not mcp.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}}).get("isError")
+        assert telemetry._state.api is None
+        assert telemetry.inject() == {}
+    finally:
+        monkeypatch.undo()
+        telemetry.reload()
+    assert otel.spans.get_finished_spans() == ()
+
+
+def test_rate_limit_refusals_are_counted(mcp: Mcp, otel: Any) -> None:
+    from mcp_tools.models import Tool
+
+    Tool.objects.filter(name="echo").update(rate_limit="1/m")
+    mcp.modern()
+    mcp.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    refused = mcp.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    assert refused["isError"] is True
+    (point,) = [p for p in _points("mcp_tools.rate_limit.refusals") if p.attributes["gen_ai.tool.name"] == "echo"]
+    assert point.value >= 1
+    assert _server_spans()[-1].attributes["error.type"] == "tool_error"
+
+
+def test_initialize_and_a_legacy_notification_have_their_spans(mcp: Mcp, otel: Any) -> None:
+    mcp.initialize("2025-06-18")  # sends notifications/initialized
+    (init,) = [s for s in _server_spans() if s.name == "initialize"]
+    assert init.attributes["mcp.protocol.version"] == "2025-06-18"
+    (span,) = [s for s in _server_spans() if s.name == "notifications/initialized"]
+    assert span.attributes["mcp.session.id"] == mcp.session_id
+    assert "jsonrpc.request.id" not in span.attributes
