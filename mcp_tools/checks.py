@@ -1,4 +1,4 @@
-"""System checks (documented in the README under "Checks").
+"""System checks (listed in the docs: reference/checks).
 
 - mcp_tools.E001: MCP_TOOLS is not a valid settings dict (unknown key, bad import).
 - mcp_tools.W001: an enabled tool names a handler key that no code registered.
@@ -29,7 +29,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
 
     problems = mcp_settings.problems()
     if problems:
-        hint = "Fix the MCP_TOOLS setting; the README's Settings table lists every key."
+        hint = "Fix the MCP_TOOLS setting; the docs' settings reference (reference/settings) lists every key."
         return [Error(problem, hint=hint, id="mcp_tools.E001") for problem in problems]
     errors = _check_values(mcp_settings)
     return errors or check_oauth()
@@ -107,7 +107,7 @@ def check_open_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             Warning(
                 "The MCP endpoint is open: AllowAnyBackend lets anyone list and call every tool, and DEBUG is off.",
                 hint="Set MCP_TOOLS['AUTH_BACKEND'] to mcp_tools.auth.DOTBackend (or JWTBackend, or your own "
-                "backend); see the README's 'Adding it to a site'. Silence with SILENCED_SYSTEM_CHECKS on a "
+                "backend); see the docs' tutorial and how-to/oauth. Silence with SILENCED_SYSTEM_CHECKS on a "
                 "trusted network.",
                 id="mcp_tools.W004",
             )

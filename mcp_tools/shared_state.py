@@ -2,7 +2,7 @@
 
 Rate-limit counters, running-call and stream counts, and cancellation flags live in the cache
 so that every process shares them (Redis in production). When the cache cannot be reached the
-endpoint keeps serving: each of those features degrades as the README's "Several hosts" section
+endpoint keeps serving: each of those features degrades as the docs' "several hosts" how-to
 says (limits are not enforced, cancellation of a legacy call from another request is not seen)
 and a warning is logged at most once a minute per feature, instead of every call failing.
 """

@@ -164,8 +164,8 @@ class ToolContext:
     ) -> Elicited:
         """Ask the user to fill in a form (``schema``: a flat object of primitive properties).
 
-        On 2026-07-28 the handler runs again from the start once the answer is in (see the
-        README): do side effects after the questions. Never ask for secrets in a form.
+        On 2026-07-28 the handler runs again from the start once the answer is in (see the docs'
+        asking how-to): do side effects after the questions. Never ask for secrets in a form.
         ``once``: an accepted answer authorizes work that must not run twice (a destructive
         confirmation, asked last, just before the work): on 2026-07-28 a replay of the retry
         that carried it is asked again instead of being answered from its ``requestState``

@@ -13,7 +13,7 @@ Django application unchanged::
     application = McpFront(get_asgi_application())
 
 What differs from the plain view, on the endpoint's path only: the site's middleware and the
-``request_started`` / ``request_finished`` signals do not run. See README "Deployment".
+``request_started`` / ``request_finished`` signals do not run. See the docs' deploy how-to.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ the Django application unchanged::
 
 Answers are JSON: what needs a stream (GET and listen streams, a ``tools/call`` that asked for
 progress, ``tasks/result``) goes through Django's handler as before; serve those from ASGI.
-See README "Deployment".
+See the docs' deploy how-to.
 """
 
 from __future__ import annotations

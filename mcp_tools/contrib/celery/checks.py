@@ -1,4 +1,4 @@
-"""System check of the Celery task kind (documented in the README under "Checks").
+"""System check of the Celery task kind (listed in the docs: reference/checks).
 
 - mcp_tools_celery.W001: the site's Celery app has no result backend, so plain calls of
   ``celery.task`` tools (those not made as MCP tasks) cannot get their task's result.

@@ -1,4 +1,4 @@
-"""System check of the DRF integration (documented in the README under "ORM models as tools").
+"""System check of the DRF integration (listed in the docs: reference/checks; how-to: expose-a-model).
 
 - mcp_tools_drf.W001: a model tool row is missing or out of date with its toolset's code.
 """
