@@ -7,6 +7,7 @@ PORT ?= 8000
 PYTHON ?= python3
 # Tests with their own test database, no server: run on 2 processes (pytest-xdist).
 FAST_TESTS := tests/unit tests/integration $(wildcard tests/security)
+DB_TESTS := tests/integration $(wildcard tests/security)
 XDIST ?= -n 2
 # Every Hypothesis test draws the same examples on every run (tests/conftest.py); the fuzz, soak
 # and scale tests use their fixed seeds unless MCP_FUZZ_SEED, MCP_SOAK_SEED, MCP_SCALE_SEED say.
@@ -68,11 +69,12 @@ test-sqlite: install browser  ## the SQLite pass: unit + integration (+ security
 	$(PY) -m pytest $(FAST_TESTS) $(XDIST) -q
 	$(MAKE) --no-print-directory test-e2e
 
-test-e2e: install browser  ## the e2e tests (real servers, SDK clients, conformance, browser, worker, scale), one at a time
-	$(PY) -m pytest tests/e2e --durations=30
+test-e2e: install browser  ## the e2e tests (real servers, SDK clients, conformance, browser, worker, scale): 2 files at a time, then the timing tests alone
+	$(PY) -m pytest tests/e2e -m "not timing" $(XDIST) --dist loadfile --no-loadscope-reorder --durations=30
+	$(PY) -m pytest tests/e2e -m timing --durations=5
 
-test-postgres: install  ## unit + integration (+ security) on PostgreSQL (127.0.0.1:5432), 2 processes
-	MCP_TEST_DB=postgres $(PY) -m pytest $(FAST_TESTS) $(XDIST) -q
+test-postgres: install  ## integration (+ security) on PostgreSQL (127.0.0.1:5432), 2 processes (the unit tests use no database)
+	MCP_TEST_DB=postgres $(PY) -m pytest $(DB_TESTS) $(XDIST) -q
 
 # `make fuzz` is not part of CI (which runs one fixed seed, tests/e2e/test_fuzz.py FIXED_SEED).
 fuzz: install  ## fresh random fuzz seeds for FUZZ_SECONDS (default 600); prints each seed and how to replay a failure

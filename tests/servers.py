@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,6 +48,28 @@ class LiveServer:
             [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, check=True
         )
         return out.stdout
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one read-only SQL statement on the server's database (``%s`` placeholders).
+
+        For reading what the server wrote (audit rows, sessions) in a polling loop: a direct
+        connection answers in milliseconds where ``manage("shell", ...)`` starts Django (about
+        1.5 s of CPU), which on a busy machine made waits longer than what they waited for.
+        """
+        if self.env.get("MCP_DATABASE", "sqlite") == "postgres":
+            import psycopg
+
+            with psycopg.connect(
+                host=self.env.get("POSTGRES_HOST", "127.0.0.1"),
+                port=int(self.env.get("POSTGRES_PORT", "5432")),
+                user=self.env.get("POSTGRES_USER", "postgres"),
+                dbname=self.env["POSTGRES_DB"],
+                autocommit=True,
+            ) as conn:
+                return list(conn.execute(sql, params).fetchall())  # type: ignore[arg-type]
+        uri = Path(self.env["MCP_SQLITE_PATH"]).as_uri() + "?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=10)) as conn:
+            return list(conn.execute(sql.replace("%s", "?"), params).fetchall())
 
 
 def stop_process(process: subprocess.Popen[bytes], timeout: float = 10) -> None:

@@ -164,17 +164,13 @@ def test_cancellation_from_another_request(stream_server: LiveServer) -> None:
 
 def _audit_outcome(server: LiveServer, request_id: str, timeout: float = 10.0) -> tuple[str, float]:
     """The audit row of a call (its outcome and duration in ms), once the call has ended."""
-    code = (
-        "from mcp_tools.models import AuditEvent as A;"
-        f"e = A.objects.filter(request_id={request_id!r}).first();"
-        "print(e.outcome if e else '-', e.duration_ms if e else 0)"
-    )
+    sql = "SELECT outcome, duration_ms FROM mcp_tools_auditevent WHERE request_id = %s"
     deadline = time.monotonic() + timeout
     while True:
-        outcome, duration = server.manage("shell", "-c", code).strip().splitlines()[-1].split()
-        if outcome != "-" or time.monotonic() > deadline:
-            return outcome, float(duration)
-        time.sleep(0.3)
+        rows = server.query(sql, (request_id,))
+        if rows or time.monotonic() > deadline:
+            return (str(rows[0][0]), float(rows[0][1])) if rows else ("-", 0.0)
+        time.sleep(0.1)
 
 
 def _slow_call(request_id: str, version: str, steps: int, progress: bool) -> tuple[dict[str, Any], dict[str, str]]:

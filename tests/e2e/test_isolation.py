@@ -13,7 +13,7 @@ import pytest
 from tests.mcp_client import MODERN, check_message, modern_meta
 from tests.servers import LiveServer, run_server
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN}
 

@@ -22,7 +22,7 @@ import pytest
 
 from tests.servers import ROOT, free_port, prepare_database, server_env
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 LEGACY = "2025-06-18"
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -23,7 +25,7 @@ import pytest
 
 from tests.e2e.test_http_streams import Session
 from tests.mcp_client import MODERN
-from tests.servers import LiveServer, run_server, start_worker
+from tests.servers import ROOT, LiveServer, run_server, start_worker
 
 pytestmark = pytest.mark.e2e
 
@@ -165,19 +167,43 @@ def _client(server: LiveServer, tally: Tally, seed: int, until: float) -> None:
             tally.fail(round_.__name__, repr(exc))
 
 
+# One Django process makes every edit (a line on its stdin, "ok" back): a `manage.py shell` per
+# edit spent seconds of CPU starting Django, which on a busy machine left too few edits.
+EDITOR = """
+import sys
+from mcp_tools.models import Tool
+for line in sys.stdin:
+    t = Tool.objects.get(name='echo')
+    t.description = 'Echo (soak ' + line.strip() + ')'
+    t.save()
+    print('ok', flush=True)
+"""
+
+
 def _editor(server: LiveServer, tally: Tally, until: float) -> None:
     """Admin edits: the echo tool's description changes every few seconds (list_changed fan-out)."""
-    while time.monotonic() < until:
-        code = (
-            "from mcp_tools.models import Tool; t = Tool.objects.get(name='echo'); "
-            f"t.description = 'Echo (soak {uuid.uuid4().hex[:6]})'; t.save()"
-        )
+    command = [sys.executable, "manage.py", "shell", "-v", "0", "-c", EDITOR]
+    with subprocess.Popen(
+        command, cwd=ROOT, env=server.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as editor:
+        assert editor.stdin is not None
+        assert editor.stdout is not None
         try:
-            server.manage("shell", "-c", code)
-            tally.ok("admin edit")
-        except Exception as exc:  # a failed edit is a lost response too
-            tally.fail("admin edit", repr(exc))
-        time.sleep(4)
+            while time.monotonic() < until:
+                try:
+                    editor.stdin.write(uuid.uuid4().hex[:6] + "\n")
+                    editor.stdin.flush()
+                    answer = editor.stdout.readline().strip()
+                    if answer != "ok":
+                        raise RuntimeError(f"the editor answered {answer!r}")
+                    tally.ok("admin edit")
+                except Exception as exc:  # a failed edit is a lost response too
+                    tally.fail("admin edit", repr(exc))
+                    return
+                time.sleep(4)
+        finally:
+            editor.stdin.close()
+            editor.wait(timeout=30)
 
 
 def test_soak_mixed_traffic_keeps_memory_flat_and_loses_nothing(soak_server: tuple[LiveServer, Path]) -> None:
