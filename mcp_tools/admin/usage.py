@@ -59,8 +59,11 @@ class Usage:
     tasks: list[dict[str, Any]]
 
 
-def usage(period: str, tool: str, username: str, changelist: str) -> Usage:
-    """The usage of the last ``period`` (hour, day, week), of one tool and one user if given."""
+def usage(period: str, tool: str, username: str, changelist: str, task_changelist: str = "") -> Usage:
+    """The usage of the last ``period`` (hour, day, week), of one tool and one user if given.
+
+    The charts link to ``changelist`` (the audit events) and, for tasks, ``task_changelist``.
+    """
     length, unit, step, _label = PERIODS[period]
     now = timezone.now()
     since = now - length
@@ -128,6 +131,11 @@ def usage(period: str, tool: str, username: str, changelist: str) -> Usage:
     if tool:
         task_rows = task_rows.filter(tool_name=tool)
     tasks = list(task_rows.values("status").annotate(count=Count("id")).order_by("-count", "status"))
+    for task in tasks:
+        task_filters = {"created_at__gte": since.isoformat(), "status__exact": task["status"]}
+        if tool:
+            task_filters["tool_name__exact"] = tool
+        task["link"] = task_changelist + "?" + urlencode(task_filters) if task_changelist else ""
 
     total = sum(calls_at)
     errors = sum(errors_at)
@@ -151,7 +159,7 @@ def usage(period: str, tool: str, username: str, changelist: str) -> Usage:
         ),
         "durations": _bars([(t["tool_name"], [t["p50"], t["p95"]], t["link"]) for t in top], ("p50", "p95"), "ms"),
         "callers": _bars([(_short(c["principal_key"]), [c["calls"]], c["link"]) for c in callers], ("calls",), ""),
-        "tasks": _bars([(t["status"], [t["count"]], "") for t in tasks], ("tasks",), ""),
+        "tasks": _bars([(t["status"], [t["count"]], t["link"]) for t in tasks], ("tasks",), ""),
     }
     return Usage(period, since, total, errors, charts, top, callers, tasks)
 
@@ -213,7 +221,9 @@ def _lines(series: list[tuple[str, list[float]]], buckets: list[datetime], href:
     step = inner_w / max(1, len(buckets) - 1)
     parts = [
         f'<line x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}" stroke="#999"/>',
-        f'<text x="{PAD - 4}" y="{PAD + 4}" text-anchor="end" font-size="10">{_label(top, unit)}</text>',
+        # the scale's top above the plot, left-aligned: right of a 36 px margin it was cut off
+        f'<text x="{PAD}" y="{PAD - 8}" font-size="10">{_label(top, unit)}</text>',
+        f'<line x1="{PAD - 3}" y1="{PAD}" x2="{PAD}" y2="{PAD}" stroke="#999"/>',
         f'<text x="{PAD - 4}" y="{HEIGHT - PAD}" text-anchor="end" font-size="10">0</text>',
         f'<text x="{PAD}" y="{HEIGHT - PAD + 14}" font-size="10">{escape(_when(buckets[0]))}</text>',
         f'<text x="{WIDTH - PAD}" y="{HEIGHT - PAD + 14}" text-anchor="end" font-size="10">'

@@ -53,7 +53,12 @@ def test_page_renders_svg_charts_linked_to_the_filtered_changelist(admin_client:
     assert any("outcome__in=" in link for link in links)
     for link in {link.replace("&amp;", "&") for link in links}:
         assert admin_client.get(link).status_code == 200, link
-    assert ">working<" in html  # tasks by status
+    assert ">working<" in html  # tasks by status, linked to the task changelist
+    [tasks] = re.findall(r'href="(/admin/mcp_tools/mcptask/\?[^"]+)"', html)
+    assert "status__exact=working" in tasks
+    found = admin_client.get(tasks.replace("&amp;", "&"))
+    assert found.status_code == 200
+    assert found.context["cl"].result_count == 1
 
 
 def test_filters_and_bad_input(admin_client: Any, admin_user: Any) -> None:
