@@ -7,7 +7,8 @@
 Creates a throwaway test database, inserts the rows over the last week (12 tools, 50 callers, a
 mix of outcomes; the demo's ``demo_audit_rows`` command makes the same ones), then renders
 /admin/mcp_tools/auditevent/usage/ as a superuser for each period, and prints the median of 5
-renders and the number of queries (``BENCH_SQL=1``: each query's time and its start).
+renders and the number of queries (``BENCH_SQL=1``: each query's time and its start;
+``BENCH_ANALYZE=1``: ANALYZE on PostgreSQL after the insert, as autovacuum soon would).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def main() -> None:
         started = time.perf_counter()
         insert(args.rows)
         print(f"{args.rows} audit rows created in {time.perf_counter() - started:.1f} s")
+        if connection.vendor == "postgresql" and os.environ.get("BENCH_ANALYZE"):
+            with connection.cursor() as cursor:  # what autovacuum does soon after a bulk insert
+                cursor.execute("ANALYZE mcp_tools_auditevent")
         get_user_model().objects.create_superuser("bench", "bench@example.com", "pw")
         client = Client()
         client.login(username="bench", password="pw")  # noqa: S106
