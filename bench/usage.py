@@ -1,11 +1,14 @@
-"""The audit usage page at scale: render time with 100,000 audit rows on SQLite (in process).
+"""The audit usage page at scale: render time with 100,000 audit rows (in process).
 
-    .venv/bin/python bench/usage.py              # 100,000 rows
-    .venv/bin/python bench/usage.py --rows 10000
+    .venv/bin/python bench/usage.py              # 100,000 rows, SQLite
+    .venv/bin/python bench/usage.py --rows 1000000
+    MCP_TEST_DB=postgres MCP_TEST_DB_NAME=test_usage .venv/bin/python bench/usage.py
 
-Creates a throwaway test database, bulk-creates the rows over the last week (12 tools, 50
-callers, a mix of outcomes), then renders /admin/mcp_tools/auditevent/usage/ as a superuser for
-each period, and prints the median of 5 renders and the number of queries.
+Creates a throwaway test database, inserts the rows over the last week (12 tools, 50 callers, a
+mix of outcomes; the demo's ``demo_audit_rows`` command makes the same ones), then renders
+/admin/mcp_tools/auditevent/usage/ as a superuser for each period, and prints the median of 5
+renders and the number of queries (``BENCH_SQL=1``: each query's time and its start;
+``BENCH_ANALYZE=1``: ANALYZE on PostgreSQL after the insert, as autovacuum soon would).
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import os
 import statistics
 import sys
 import time
-from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -34,31 +36,18 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext, setup_test_environment
-    from django.utils import timezone
 
     setup_test_environment()
     old_name = connection.creation.create_test_db(verbosity=0)
     try:
-        from mcp_tools.models import AuditEvent
+        from project.demo.management.commands.demo_audit_rows import insert
 
-        now = timezone.now()
-        outcomes = ("ok",) * 8 + ("tool_error", "invalid", "rate_limited", "denied")
-        week = 7 * 24 * 3600
         started = time.perf_counter()
-        AuditEvent.objects.bulk_create(
-            (
-                AuditEvent(
-                    created_at=now - timedelta(seconds=(i * 6047) % week),
-                    tool_name=f"tool_{(i * 7) % 12}",
-                    outcome=outcomes[i % len(outcomes)],
-                    principal_key=f"user:{i % 50}|client:bench",
-                    duration_ms=float((i * 31) % 2000) / 10,
-                )
-                for i in range(args.rows)
-            ),
-            batch_size=5000,
-        )
+        insert(args.rows)
         print(f"{args.rows} audit rows created in {time.perf_counter() - started:.1f} s")
+        if connection.vendor == "postgresql" and os.environ.get("BENCH_ANALYZE"):
+            with connection.cursor() as cursor:  # what autovacuum does soon after a bulk insert
+                cursor.execute("ANALYZE mcp_tools_auditevent")
         get_user_model().objects.create_superuser("bench", "bench@example.com", "pw")
         client = Client()
         client.login(username="bench", password="pw")  # noqa: S106

@@ -71,7 +71,7 @@ class _Api:
             "mcp_tools.tasks", unit="{task}", description="tasks created (working) and ended, by status"
         )
         self.streams = meter.create_up_down_counter(
-            "mcp_tools.streams.open", unit="{stream}", description="open SSE streams"
+            "mcp_tools.streams.open", unit="{stream}", description="open SSE streams, by kind"
         )
 
 
@@ -285,13 +285,25 @@ def task_span(task_id: str, tool_name: str, carrier: Mapping[str, Any] | None) -
 # --------------------------------------------------------------------------- streams
 
 
-def stream_opened(kind: str) -> None:
-    api = _state.api
-    if api is not None:
-        api.streams.add(1, {"mcp_tools.stream.kind": kind})
+# The kinds of long-lived SSE streams the endpoint holds (``mcp_tools.stream.kind``).
+STREAM_KINDS = ("get", "listen", "response", "task_result")
 
 
-def stream_closed(kind: str) -> None:
+def stream_opened(kind: str) -> bool:
+    """A long-lived SSE stream started (``STREAM_KINDS``): ``mcp_tools.streams.open`` + 1.
+
+    Returns whether it was counted; pass that to ``stream_closed`` (a stream opened before
+    OpenTelemetry was found, or without it, is not taken off the count when it closes).
+    """
     api = _state.api
-    if api is not None:
+    if api is None and (_state.loaded or (api := _load()) is None):
+        return False
+    api.streams.add(1, {"mcp_tools.stream.kind": kind})
+    return True
+
+
+def stream_closed(kind: str, counted: bool) -> None:
+    """The stream ended, sent to the end or not (its generator's ``finally``)."""
+    api = _state.api
+    if counted and api is not None:
         api.streams.add(-1, {"mcp_tools.stream.kind": kind})

@@ -91,11 +91,18 @@ class AuditEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         tool = request.GET.get("tool", "").strip()[:128]
         username = request.GET.get("user", "").strip()[:150]
         changelist = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
+        tasks = McpTask._meta
+        task_changelist = (
+            reverse(f"admin:{tasks.app_label}_{tasks.model_name}_changelist")
+            if self.admin_site.is_registered(McpTask)
+            and self.admin_site.get_model_admin(McpTask).has_view_permission(request)
+            else ""
+        )
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "title": "Usage",
-            "usage": usage(period, tool, username, changelist),
+            "usage": usage(period, tool, username, changelist, task_changelist),
             "periods": [(key, label) for key, (_, _, _, label) in PERIODS.items()],
             "period": period,
             "tool": tool,

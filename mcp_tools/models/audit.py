@@ -50,8 +50,12 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ("-created_at",)
-        # The usage page counts calls per tool by time.
-        indexes = (models.Index(fields=("created_at", "tool_name"), name="mcp_audit_time_tool"),)
+        # The usage page's queries read only these (covering) indexes: calls, errors and callers
+        # of a period, and the durations of one tool in a period (see admin/usage.py).
+        indexes = (
+            models.Index(fields=("created_at", "tool_name", "outcome", "principal_key"), name="mcp_audit_usage_time"),
+            models.Index(fields=("tool_name", "created_at", "outcome", "duration_ms"), name="mcp_audit_usage_tool"),
+        )
         verbose_name = _("audit event")
         verbose_name_plural = _("audit events")
 

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
-from .. import telemetry
 from ..conf import mcp_settings
 from ..ratelimit import acquire_slot, release_slot
 from ..types import Principal
@@ -147,7 +146,6 @@ class Hub:
             listener.close()
             return
         self.listeners.add(listener)
-        telemetry.stream_opened("listen")
         listener.hub = self
         if self.catalog is not None and self.catalog.version > listener.version:
             # A change landed between the stream's opening read and its registration.
@@ -156,9 +154,7 @@ class Hub:
             listener.offer(self.catalog, get_auth_backend().can_see)
 
     def unregister(self, listener: Listener) -> None:
-        if listener in self.listeners:
-            self.listeners.discard(listener)
-            telemetry.stream_closed("listen")
+        self.listeners.discard(listener)
 
     def sent(self) -> None:
         self.events_sent += 1

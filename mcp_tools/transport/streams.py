@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest
 
-from .. import services
+from .. import services, telemetry
 from ..auth import AuthFailure
 from ..conf import mcp_settings
 from ..notify.hub import Listener, acquire_stream_slot, get_hub, release
@@ -42,6 +42,7 @@ def serve_listen(message: Request, ex: Exchange) -> Reply:
         listener = Listener(principal, *services.tools_fingerprint(principal))
 
     async def stream() -> AsyncGenerator[bytes, None]:
+        counted = telemetry.stream_opened("listen")
         try:
             if listener is not None:
                 get_hub().register(listener)
@@ -50,6 +51,7 @@ def serve_listen(message: Request, ex: Exchange) -> Reply:
                 yield event
             yield sse.event(final)  # server-initiated end: the graceful listen result
         finally:
+            telemetry.stream_closed("listen", counted)
             if listener is not None:
                 release(listener)
 
@@ -158,6 +160,7 @@ async def serve_get(request: HttpRequest) -> Reply:
         return await run_sync(services.owns_get_stream, session.pk, token)
 
     async def stream() -> AsyncGenerator[bytes, None]:
+        counted = telemetry.stream_opened("get")
         try:
             if rev.sse_priming:
                 yield sse.priming(event_id(heard), retry_ms=retry)
@@ -172,6 +175,7 @@ async def serve_get(request: HttpRequest) -> Reply:
                 # H-12: say when to come back before closing the connection.
                 yield b"retry: " + str(retry).encode() + b"\n\n"
         finally:
+            telemetry.stream_closed("get", counted)
             if listener is not None:
                 release(listener)
 

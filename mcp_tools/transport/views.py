@@ -17,7 +17,7 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import services
+from .. import services, telemetry
 from ..auth import AuthFailure
 from ..cancel import CancelFlag
 from ..conf import mcp_settings
@@ -379,28 +379,33 @@ async def _result_stream(
     request: HttpRequest, message: Request, wait_until: float, watch: ResultWatch, first: list[bytes]
 ) -> AsyncGenerator[bytes, None]:
     """The rest of a tasks/result that went to SSE: what the task sends, then its result."""
-    for data in first:
-        yield sse.event(data)
-    delay = 0.02
-    while True:
-        await asyncio.sleep(delay)
-        delay = min(delay * 1.5, 0.5)
-        try:
-            reply = await run_sync(_serve_sync, request, message, None, CancelFlag(None), wait_until, watch)
-        except StillWorking as pending:
-            for data in pending.messages:
-                yield sse.event(data)
-            if pending.messages:
-                delay = 0.02  # an answer is on its way: look again soon
-            continue
-        if reply.body:
-            yield sse.event(reply.body)
-        return
+    counted = telemetry.stream_opened("task_result")
+    try:
+        for data in first:
+            yield sse.event(data)
+        delay = 0.02
+        while True:
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
+            try:
+                reply = await run_sync(_serve_sync, request, message, None, CancelFlag(None), wait_until, watch)
+            except StillWorking as pending:
+                for data in pending.messages:
+                    yield sse.event(data)
+                if pending.messages:
+                    delay = 0.02  # an answer is on its way: look again soon
+                continue
+            if reply.body:
+                yield sse.event(reply.body)
+            return
+    finally:
+        telemetry.stream_closed("task_result", counted)
 
 
 async def _request_stream(
     outbox: _Outbox, work: asyncio.Future[Reply], on_disconnect: Callable[[], None] | None
 ) -> AsyncGenerator[bytes, None]:
+    counted = telemetry.stream_opened("response")
     try:
         while True:
             while outbox.items:
@@ -418,6 +423,8 @@ async def _request_stream(
         if on_disconnect is not None:  # H-D8 (modern only; H-16)
             on_disconnect()
         raise
+    finally:
+        telemetry.stream_closed("response", counted)
 
 
 def _serve_sync(

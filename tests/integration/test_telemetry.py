@@ -7,7 +7,7 @@ with in-memory exporters each test clears.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -15,7 +15,8 @@ import pytest
 from mcp_tools import telemetry
 from mcp_tools.models import McpTask
 from mcp_tools.tasking.worker import execute
-from tests.mcp_client import Mcp, modern_meta
+from tests.integration.test_task_input import asking_tools, client_turns  # noqa: F401  (fixtures)
+from tests.mcp_client import Mcp, modern_meta, sse_messages
 
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
 from opentelemetry import metrics, trace  # noqa: E402
@@ -204,3 +205,112 @@ def test_initialize_and_a_legacy_notification_have_their_spans(mcp: Mcp, otel: A
     (span,) = [s for s in _server_spans() if s.name == "notifications/initialized"]
     assert span.attributes["mcp.session.id"] == mcp.session_id
     assert "jsonrpc.request.id" not in span.attributes
+
+
+def _open_streams() -> dict[str, int]:
+    """``mcp_tools.streams.open`` by kind (cumulative since the process began: compare)."""
+    return {p.attributes["mcp_tools.stream.kind"]: p.value for p in _points("mcp_tools.streams.open")}
+
+
+def _delta(before: dict[str, int], now: dict[str, int]) -> dict[str, int]:
+    return {k: now.get(k, 0) - before.get(k, 0) for k in {*now, *before} if now.get(k, 0) != before.get(k, 0)}
+
+
+def _stream_counting(body: Any, headers: dict[str, str]) -> tuple[list[bytes], dict[str, int]]:
+    """POST ``body`` (a GET without one) with Django's async client, on one event loop from the
+    view to the stream's end; returns the chunks and the open streams after the first chunk."""
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    async def read() -> tuple[list[bytes], dict[str, int]]:
+        client = AsyncClient()
+        if body is None:
+            response = await client.get("/mcp", headers=headers)
+        else:
+            response = await client.post("/mcp", body, content_type="application/json", headers=headers)
+        assert response.status_code == 200
+        assert response["Content-Type"] == "text/event-stream"
+        chunks = response.streaming_content.__aiter__()
+        first = await chunks.__anext__()
+        during = _open_streams()
+        return [first] + [chunk async for chunk in chunks], during
+
+    return async_to_sync(read)()
+
+
+def test_every_long_lived_stream_is_counted_while_open(mcp: Mcp, otel: Any, settings: Any) -> None:
+    """The up-down counter counts each stream the endpoint holds, by kind, while it is open:
+    a POST answered with SSE (a call that sent progress first), the GET stream and a
+    subscriptions/listen stream (those two end after SSE_MAX_SECONDS here)."""
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "SSE_MAX_SECONDS": 0.3, "SSE_KEEPALIVE_SECONDS": 0.1}
+    mcp.initialize("2025-11-25")
+    before = _open_streams()
+
+    def delta(now: dict[str, int]) -> dict[str, int]:
+        return _delta(before, now)
+
+    headers = {"Accept": "application/json, text/event-stream", "Mcp-Session-Id": mcp.session_id or ""}
+    headers["MCP-Protocol-Version"] = "2025-11-25"
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": 1}},
+    }
+    chunks, during = _stream_counting(call, headers)
+    assert delta(during) == {"response": 1}
+    assert b'"result"' in chunks[-1]
+    assert delta(_open_streams()) == {}
+
+    _, during = _stream_counting(None, headers | {"Accept": "text/event-stream"})
+    assert delta(during) == {"get": 1}
+    assert delta(_open_streams()) == {}
+
+    listen = {
+        "jsonrpc": "2.0",
+        "id": 8,
+        "method": "subscriptions/listen",
+        "params": {"_meta": modern_meta(), "notifications": {"toolsListChanged": True}},
+    }
+    modern = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28"}
+    _, during = _stream_counting(listen, modern | {"Mcp-Method": "subscriptions/listen"})
+    assert delta(during) == {"listen": 1}
+    assert delta(_open_streams()) == {}
+
+
+def test_a_tasks_result_stream_is_counted_while_open(
+    mcp: Mcp,
+    otel: Any,
+    settings: Any,
+    asking_tools: list[Any],  # noqa: F811  (the fixtures imported above)
+    client_turns: list[Callable[[], None]],  # noqa: F811
+) -> None:
+    """A tasks/result that streams a task's request for input (2025-11-25) is an open stream
+    until it ends; the task then completes with the answer POSTed back."""
+    from project.celery import app
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "INPUT_TIMEOUT_SECONDS": 5, "TASK_RESULT_WAIT_SECONDS": 0.3}
+    seen: dict[str, Any] = {}
+    app.conf.task_always_eager = False  # the test runs the worker's entry point itself
+    try:
+        mcp.initialize("2025-11-25", capabilities={"elicitation": {}})
+        task_id = str(mcp.call("tools/call", {"name": "task_confirm", "arguments": {}, "task": {}})["task"]["taskId"])
+
+        def client() -> None:
+            before = _open_streams()
+            body = {"jsonrpc": "2.0", "id": mcp.next_id(), "method": "tasks/result", "params": {"taskId": task_id}}
+            headers = {
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Session-Id": mcp.session_id or "",
+                "MCP-Protocol-Version": "2025-11-25",
+            }
+            chunks, during = _stream_counting(body, headers)
+            seen["during"], seen["after"] = _delta(before, during), _delta(before, _open_streams())
+            [request] = [m for m in sse_messages(b"".join(chunks)) if m.get("method") == "elicitation/create"]
+            mcp.post({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"ok": True}}})
+
+        client_turns.append(client)
+        assert execute(task_id) == "completed"
+    finally:
+        app.conf.task_always_eager = True
+    assert seen == {"during": {"task_result": 1}, "after": {}}
