@@ -109,7 +109,8 @@ def _routes_of(resolver: URLResolver) -> Mapping[str, Route]:
 def _encoder() -> type[json.JSONEncoder]:
     from rest_framework.utils.encoders import JSONEncoder
 
-    return JSONEncoder
+    encoder: type[json.JSONEncoder] = JSONEncoder
+    return encoder
 
 
 def config_schema() -> dict[str, Any]:
