@@ -369,9 +369,10 @@ def guarded(using: str, seconds: float, *, read_only: bool = False) -> Iterator[
 @contextlib.contextmanager
 def _transaction(connection: Any, using: str, deferred: bool) -> Iterator[None]:
     """``transaction.atomic``; with ``deferred`` on SQLite, begun ``DEFERRED`` (see ``guarded``)."""
+    mode = None
     if deferred and connection.vendor == "sqlite":
         connection.ensure_connection()  # connecting reads transaction_mode from the settings (again)
-    mode = getattr(connection, "transaction_mode", None) if deferred else None
+        mode = getattr(connection, "transaction_mode", None)
     if mode is None:
         with transaction.atomic(using=using):
             yield
