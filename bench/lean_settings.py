@@ -4,7 +4,7 @@ The demo (``project.settings``) is a whole site: the admin, OAuth (DOT), the dem
 library models and, in ``project/__init__.py``, its Celery app. A web worker pays for what its site
 installs, so the like-with-like row beside django-mcpz (four contrib apps, one URL) is ``mcp_tools``
 in the same four apps: the same database, tools, page size, audit and rate limit as the demo, the
-``demo.echo`` handler registered by ``bench/mcp_handlers.py``; nothing imported from ``project``.
+``demo.echo`` handler registered by ``bench/lean/mcp_handlers.py``; nothing imported from ``project``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "mcp_tools",
-    "bench",  # bench/mcp_handlers.py: demo.echo, the handler the seeded tools name
+    "bench.lean",  # bench/lean/mcp_handlers.py: demo.echo, the handler the seeded tools name
 ]
 MIDDLEWARE = json.loads(os.environ.get("BENCH_MIDDLEWARE_JSON", "[]"))  # bench/stacks.py imports project
 ROOT_URLCONF = "bench.lean_urls"
