@@ -10,6 +10,8 @@ bench/seed.py --only-echo for ours) on 127.0.0.1 with two processes:
               workers: the limit of a Django view that parses the request and answers bytes;
 - ours-asgi:  the demo site under uvicorn, 2 workers, the endpoint answered by the ASGI front;
 - ours-wsgi:  the same site under gunicorn, 2 sync workers (WSGI: JSON POSTs answered by the WSGI front);
+- ours-lean:  ours-wsgi in a site of the endpoint only (bench/lean_settings.py: the four contrib apps
+              the Django peers install, mcp_tools, no admin, DOT, DRF or Celery app): like with like;
 - ours-auth:  ours-asgi with MCP_AUTH=oauth and a real DOT access token on every request;
 - ours-auth-wsgi: ours-wsgi with the same token;
 - mcpz:       django-mcpz under gunicorn, 2 sync workers (bench/peers/mcpz/);
@@ -30,7 +32,10 @@ Each server is asked tools/list (the whole catalog in one page: ours with PAGE_S
 the peers do not paginate) and tools/call of echo, at concurrency 1 and 32, with wrk
 (bench/post.lua) or bench/loadgen.py; runs of every server are interleaved per repetition and
 medians reported. Server CPU is summed over the server's processes (/proc), memory is their
-summed RSS after the runs. Writes bench/results/peers.json.
+summed RSS after the runs. Per server it also reports the start-up time (process start to the first
+answer) and the PSS of each worker (/proc/PID/smaps_rollup; the supervisor apart) after start-up and
+after 10,000 mixed calls (tools/list and tools/call alternating, sequential), with ratios to
+django-mcpz and the bare view. Writes bench/results/peers.json.
 """
 
 from __future__ import annotations
@@ -82,17 +87,20 @@ GUNICORN = VENVS / "gunicorn"
 TOOLS = 101
 METHODS = ("tools/list", "tools/call")
 # The issue's targets (issue 14): ours against django-mcpz and the bare view, equal process counts.
-TARGET_CALL_VS_MCPZ = 1.0
+TARGET_CALL_VS_MCPZ = 1.2  # issue 27 (1.0 in issue 14)
 TARGET_LIST_VS_MCPZ = 1.5
 TARGET_P99_CALL_C32_MS = 25.0
 TARGET_AUTH_VS_BARE = 0.5
-SERVERS = ("bare", "ours-asgi", "ours-wsgi", "ours-auth", "ours-auth-wsgi", "mcpz", "mcpserver", "sdk")
+TARGET_PSS_VS_MCPZ = 1.2  # PSS per web worker after 10,000 calls (issue 27)
+MEMORY_CALLS = 10_000
+SERVERS = ("bare", "ours-asgi", "ours-wsgi", "ours-lean", "ours-auth", "ours-auth-wsgi", "mcpz", "mcpserver", "sdk")
 # With --baseline REV: ours as of another commit, beside ours, for a change measured in one run.
 BASELINES = {"base-asgi": "ours-asgi", "base-wsgi": "ours-wsgi"}
 LABELS = {
     "bare": "bare Django view, gunicorn 2 sync workers (the limit)",
     "ours-asgi": "ours, uvicorn 2 workers + ASGI front",
     "ours-wsgi": "ours, gunicorn 2 sync workers (WSGI)",
+    "ours-lean": "ours in a site of the endpoint only (bench/lean_settings.py), gunicorn 2 sync workers",
     "ours-auth": "ours + DOT token, uvicorn 2 workers + ASGI front",
     "ours-auth-wsgi": "ours + DOT token, gunicorn 2 sync workers (WSGI)",
     "mcpz": "django-mcpz, gunicorn 2 sync workers",
@@ -191,6 +199,9 @@ class PeerServer:
     shape: str = "modern"
     extra_headers: list[tuple[str, str]] = field(default_factory=list)
     pids: list[int] = field(default_factory=list)
+    startup_s: float | None = None  # process start to the first answer
+    pss_started: dict[str, float] | None = None  # PSS after start-up (pss_mb)
+    pss_after_calls: dict[str, float] | None = None  # after MEMORY_CALLS mixed calls
 
     @property
     def url(self) -> str:
@@ -216,6 +227,25 @@ class PeerServer:
             total += (int(fields[11]) + int(fields[12])) / CLK_TCK
         return total
 
+    def workers(self) -> list[int]:
+        """The worker processes (the supervisor's children; uvicorn's and gunicorn's alike)."""
+        return [pid for pid in self.processes() if pid != self.process.pid]
+
+    def pss_mb(self) -> dict[str, float] | None:
+        """PSS of each worker and of the supervisor (MiB, /proc/PID/smaps_rollup)."""
+        workers = self.workers()
+        if not workers:
+            return None
+        values = [v for v in (pss_of(pid) for pid in workers) if v is not None]
+        if not values:
+            return None
+        return {
+            "per_worker": sum(values) / len(values),
+            "workers": len(values),
+            "supervisor": pss_of(self.process.pid) or 0.0,
+            "total": sum(values) + (pss_of(self.process.pid) or 0.0),
+        }
+
     def rss_mb(self) -> float | None:
         pids = self.processes()
         if not pids:
@@ -230,8 +260,18 @@ class PeerServer:
         return total / 1024
 
 
+def pss_of(pid: int) -> float | None:
+    """The proportional set size of one process in MiB (shared pages divided among their users)."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return None
+    return next((int(line.split()[1]) / 1024 for line in rollup.splitlines() if line.startswith("Pss:")), None)
+
+
 def start(name: str, cmd: list[str], cwd: Path, env: dict[str, str], tmp: Path, port: int) -> PeerServer:
     log_path = tmp / f"{name}.log"
+    began = time.monotonic()
     with log_path.open("wb") as log:
         process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     server = PeerServer(name, port, process, log_path)
@@ -242,9 +282,10 @@ def start(name: str, cmd: list[str], cwd: Path, env: dict[str, str], tmp: Path, 
         try:
             with urllib.request.urlopen(f"http://{HOST}:{port}/", timeout=2) as response:
                 if response.status == 200:
+                    server.startup_s = time.monotonic() - began
                     break
         except OSError:
-            time.sleep(0.2)
+            time.sleep(0.02)
     else:
         stop_process(process)
         raise SystemExit(f"{name} did not become ready:\n{log_path.read_text(errors='replace')[-3000:]}")
@@ -255,7 +296,32 @@ def start(name: str, cmd: list[str], cwd: Path, env: dict[str, str], tmp: Path, 
         if len(server.pids) >= 3:
             break
         time.sleep(0.2)
+    time.sleep(0.5)  # the other worker finishes loading
+    server.pss_started = server.pss_mb()
     return server
+
+
+def mixed_calls(server: PeerServer, jobs: dict[str, Job], count: int = MEMORY_CALLS, threads: int = 2) -> int:
+    """``count`` requests, tools/list and tools/call alternating, from ``threads`` clients (so
+    both workers serve some); returns how many failed. Bounded: each request times out (60 s)."""
+    import threading
+
+    bodies = [(job.body_file.read_bytes(), job.headers) for job in (jobs["tools/list"], jobs["tools/call"])]
+    failed = [0]
+
+    def client(n: int) -> None:
+        for i in range(n):
+            body, headers = bodies[i % 2]
+            status, _, _ = post(server.url, body, headers)
+            if status != 200:
+                failed[0] += 1
+
+    workers = [threading.Thread(target=client, args=(count // threads,)) for _ in range(threads)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    return failed[0]
 
 
 def gunicorn_cmd(python: Path | str, app: str, port: int) -> list[str]:
@@ -378,6 +444,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto")
     parser.add_argument("--output", type=Path, default=RESULTS / "peers.json")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--no-memory", action="store_true", help=f"skip the {MEMORY_CALLS:,} calls before the PSS")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, databases)")
     parser.add_argument(
         "--baseline",
@@ -459,6 +526,13 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
                 else gunicorn_cmd(py, "project.wsgi:application", port)
             )
             up(name, start(name, cmd, ROOT, env, tmp, port))
+        elif name == "ours-lean":
+            env = {
+                **ours_env(tmp, db, args.stack),
+                "DJANGO_SETTINGS_MODULE": "bench.lean_settings",
+                "BENCH_MIDDLEWARE_JSON": json.dumps(STACKS[args.stack]),
+            }
+            up(name, start(name, gunicorn_cmd(py, "bench.lean_wsgi:application", port), ROOT, env, tmp, port))
         elif name in ("ours-auth", "ours-auth-wsgi"):
             env, token = auth_token(tmp, db, args.stack)
             cmd = (
@@ -510,13 +584,24 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
         "BENCH_BARE_RESPONSES": str(responses_file),
         "PYTHONPATH": os.pathsep.join((str(ROOT), str(GUNICORN))),
     }
-    up("bare", start("bare", gunicorn_cmd(py, "project.wsgi:application", port), ROOT, bare_env, tmp, port))
+    up("bare", start("bare", gunicorn_cmd(py, "bench.bare_wsgi:application", port), ROOT, bare_env, tmp, port))
     for method, job in pick_requests(servers["bare"], tmp).items():
         jobs[("bare", method)] = job
     order = [name for name in (*SERVERS, *BASELINES) if name in servers]
     for name in order:
         count = len(servers[name].processes())
         print(f"  {name:<14} {LABELS[name]}: {servers[name].shape} requests, {count} processes")
+    if not args.no_memory:
+        print(f"\n{MEMORY_CALLS:,} mixed calls per server (PSS per worker after them)", flush=True)
+        for name in order:
+            jobs_of = {method: jobs[(name, method)] for method in METHODS}
+            failed = mixed_calls(servers[name], jobs_of)
+            servers[name].pss_after_calls = servers[name].pss_mb()
+            if failed:
+                print(f"  {name}: {failed} of {MEMORY_CALLS} calls failed")
+        memory_report = print_memory(order, servers)
+    else:
+        memory_report = {}
 
     cells = [(method, c) for method in METHODS for c in args.concurrency]
     total_runs = len(cells) * len(order) * args.reps
@@ -551,9 +636,11 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
             name: {"label": LABELS[name], "shape": servers[name].shape, "rss_mb": memory[name]} for name in order
         },
         "rows": rows,
+        "memory": memory_report,
     }
     print_table(order, cells, rows, memory)
     report["ratios"], report["targets"] = print_ratios(order, cells, rows)
+    report["targets"]["missed"] += memory_report.get("missed", [])
     report["errors"] = sum(r["errors"] for r in rows)
     report["elapsed_seconds"] = round(time.monotonic() - began, 1)
     shown = write_report(report, measured, args.output)
@@ -642,10 +729,53 @@ def print_table(order: list[str], cells: list[tuple[str, int]], rows: list[dict[
         print(f"  {name:<14} {LABELS[name]}")
 
 
+def print_memory(order: list[str], servers: dict[str, PeerServer]) -> dict[str, Any]:
+    """Start-up time and PSS per worker of every server, with ratios to django-mcpz and the bare view."""
+    out: dict[str, Any] = {"servers": {}, "missed": []}
+    for name in order:
+        server = servers[name]
+        out["servers"][name] = {
+            "startup_s": server.startup_s,
+            "pss_started": server.pss_started,
+            "pss_after_calls": server.pss_after_calls,
+        }
+
+    def per_worker(name: str, when: str) -> float | None:
+        value = out["servers"].get(name, {}).get(when)
+        return value["per_worker"] if value else None
+
+    print(
+        "\nStart-up (process start to first answer) and PSS per worker in MiB (/proc/PID/smaps_rollup), "
+        f"after start-up and after {MEMORY_CALLS:,} mixed calls;\nx = ratio to django-mcpz / to the bare view\n"
+    )
+    print(f"{'server':<15}| {'start s':>7} | {'PSS start':>9} {'x mcpz':>7} {'x bare':>7} | {'PSS 10k':>8} "
+          f"{'x mcpz':>7} {'x bare':>7} | {'whole server':>12}")  # fmt: skip
+    for name in order:
+        row = out["servers"][name]
+        line = f"{name:<15}| {cell(row['startup_s'], '7.2f')} |"
+        for when, width in (("pss_started", "9.1f"), ("pss_after_calls", "8.1f")):
+            mine = per_worker(name, when)
+            mcpz, bare = per_worker("mcpz", when), per_worker("bare", when)
+            line += f" {cell(mine, width)} {cell(ratio(mine, mcpz), '7.2f')} {cell(ratio(mine, bare), '7.2f')} |"
+            row[f"{when}_vs_mcpz"], row[f"{when}_vs_bare"] = ratio(mine, mcpz), ratio(mine, bare)
+        total = row["pss_after_calls"]["total"] if row["pss_after_calls"] else None
+        print(line + f" {cell(total, '12.1f')}")
+    print(f"\nTarget (issue 27): PSS per web worker after {MEMORY_CALLS:,} calls <= {TARGET_PSS_VS_MCPZ}x django-mcpz "
+          f"(both gunicorn sync, 2 workers)")  # fmt: skip
+    for name in ("ours-wsgi", "ours-lean"):
+        value = out["servers"].get(name, {}).get("pss_after_calls_vs_mcpz")
+        if value is not None:
+            verdict = "ok" if value <= TARGET_PSS_VS_MCPZ else "HIGH"
+            print(f"  {name:<10} {value:.2f}x django-mcpz {verdict}")
+            if verdict != "ok":
+                out["missed"].append(f"{name} PSS per worker {value:.2f}x mcpz > {TARGET_PSS_VS_MCPZ}")
+    return out
+
+
 def print_ratios(
     order: list[str], cells: list[tuple[str, int]], rows: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    ours = [name for name in ("ours-asgi", "ours-wsgi") if name in order]
+    ours = [name for name in ("ours-asgi", "ours-wsgi", "ours-lean") if name in order]
     others = [name for name in order if not name.startswith("ours")]
     out: list[dict[str, Any]] = []
     missed: list[str] = []

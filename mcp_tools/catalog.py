@@ -24,10 +24,9 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from jsonschema.protocols import Validator
 
 from .conf import mcp_settings
 from .fastcheck import Check, compile_check
@@ -37,6 +36,9 @@ from .protocol.versions import Revision
 from .registry import registry
 from .schemas import compile_validator, error_messages
 from .types import Principal
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 logger = logging.getLogger("mcp_tools")
 

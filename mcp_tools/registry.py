@@ -7,9 +7,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from .types import ToolContext
 
 __all__ = [
@@ -101,6 +98,8 @@ class ToolKind:
         schema = self.get_config_schema()
         if schema is None:
             return []
+        from jsonschema import Draft202012Validator  # on first use (mcp_tools.schemas)
+
         validator = Draft202012Validator(schema)
         return [
             f"{'/'.join(str(p) for p in error.absolute_path) or '(config)'}: {error.message}"
@@ -123,6 +122,9 @@ class HandlerRegistry:
         if existing is not None and existing.func is not kind.func:
             raise ValueError(f"Handler key {kind.key!r} is already registered by {existing.func!r}")
         if isinstance(kind.config_schema, dict):  # a computed one is checked by tests of its kind
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
+
             try:
                 Draft202012Validator.check_schema(kind.config_schema)
             except SchemaError as exc:

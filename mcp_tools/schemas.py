@@ -2,40 +2,54 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from jsonschema import Draft7Validator, Draft201909Validator, Draft202012Validator
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
-from referencing import Registry
+import functools
+from typing import TYPE_CHECKING, Any
 
 from .protocol.headers import SchemaHeaderError, extract_param_headers
 
-# L-16: no $schema means 2020-12; these are the dialects we document as supported.
-DIALECTS: dict[str, type[Validator]] = {
-    "https://json-schema.org/draft/2020-12/schema": Draft202012Validator,
-    "https://json-schema.org/draft/2019-09/schema": Draft201909Validator,
-    "http://json-schema.org/draft-07/schema": Draft7Validator,
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+    from referencing import Registry
+
+# jsonschema (with referencing, attrs and rpds, about 8 MB a process) is imported on first use:
+# a valid call of a tool with a simple schema never needs it (fastcheck answers), nor does
+# tools/list; saving a tool, an invalid call and a complex schema do.
+
+# L-16: no $schema means 2020-12; these are the dialects we document as supported (the names
+# of their validator classes in jsonschema).
+DIALECTS: dict[str, str] = {
+    "https://json-schema.org/draft/2020-12/schema": "Draft202012Validator",
+    "https://json-schema.org/draft/2019-09/schema": "Draft201909Validator",
+    "http://json-schema.org/draft-07/schema": "Draft7Validator",
 }
-DEFAULT_DIALECT: type[Validator] = Draft202012Validator
-# LD-12: an empty registry never retrieves anything over the network.
-_OFFLINE = Registry()
+DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+@functools.cache
+def _offline() -> Registry:
+    """LD-12: an empty registry never retrieves anything over the network."""
+    from referencing import Registry
+
+    return Registry()
 
 
 def validator_class(schema: dict[str, Any]) -> type[Validator]:
+    import jsonschema
+
     uri = schema.get("$schema")
     if uri is None:
-        return DEFAULT_DIALECT
+        uri = DEFAULT_DIALECT
     if not isinstance(uri, str):
         raise ValueError("$schema must be a string")
-    cls: type[Validator] | None = DIALECTS.get(uri.rstrip("#"))
-    if cls is None:
+    name = DIALECTS.get(uri.rstrip("#"))
+    if name is None:
         raise ValueError(f"Unsupported JSON Schema dialect {uri!r}; supported: {', '.join(DIALECTS)} (default 2020-12)")
+    cls: type[Validator] = getattr(jsonschema, name)
     return cls
 
 
 def compile_validator(schema: dict[str, Any]) -> Validator:
-    return validator_class(schema)(schema, registry=_OFFLINE)
+    return validator_class(schema)(schema, registry=_offline())
 
 
 def schema_problems(schema: Any, label: str) -> list[str]:
@@ -47,6 +61,8 @@ def schema_problems(schema: Any, label: str) -> list[str]:
         cls = validator_class(schema)
     except ValueError as exc:
         return [f"{label}: {exc}"]
+    from jsonschema.validators import validator_for
+
     # As ``check_schema`` does, but every error rather than the first.
     meta_cls = validator_for(cls.META_SCHEMA, default=cls)
     meta = meta_cls(cls.META_SCHEMA, format_checker=meta_cls.FORMAT_CHECKER)

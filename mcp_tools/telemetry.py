@@ -4,14 +4,18 @@ The names follow the MCP semantic conventions (OpenTelemetry semconv, Developmen
 one ``SERVER`` span per request named ``{mcp.method.name} {target}`` (``tools/call echo``),
 its parent the context the client sent in ``params._meta`` (``traceparent``, ``tracestate``,
 ``baggage``) or else in the HTTP headers, and the histogram ``mcp.server.operation.duration``
-in seconds. ``opentelemetry`` is imported once, on first use: without it every hook costs one
-attribute check. With the API but no SDK configured, the API's no-op tracer and meter answer.
+in seconds. ``opentelemetry`` is imported once, on first use, and only once the site has
+imported it (to set a tracer or meter provider, or through auto-instrumentation): until then
+every hook costs one attribute check or two dictionary lookups, and a web worker does not carry
+the API's modules (about 3 MB) for spans nothing would record. With the API imported but no SDK
+configured, the API's no-op tracer and meter answer.
 The app configures no SDK and no exporter: the site does (see docs/howto/observability.md).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
@@ -84,6 +88,10 @@ _state = _State()
 
 
 def _load() -> _Api | None:
+    if "opentelemetry.trace" not in sys.modules and "opentelemetry.metrics" not in sys.modules:
+        # Nothing has set a provider (that imports the API): nothing would record. Look again
+        # on the next request; a provider set later is found then.
+        return None
     _state.loaded = True
     try:
         _state.api = _Api()

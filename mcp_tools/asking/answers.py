@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from ..exceptions import InputUnavailable
 from ..protocol import inputs
 from ..protocol.inputs import ELICIT
@@ -20,6 +17,9 @@ def check_question(method: str, params: dict[str, Any], version: str) -> None:
         schema = params.get("requestedSchema")
         problems = inputs.form_schema_problems(schema)
         if not problems:
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
+
             try:
                 Draft202012Validator.check_schema(schema)
             except SchemaError as exc:
@@ -46,6 +46,8 @@ def checked_answer(method: str, params: dict[str, Any], answer: Any) -> dict[str
     """
     problems = inputs.answer_problems(method, answer)
     if not problems and method == ELICIT and answer["action"] == "accept":
+        from jsonschema import Draft202012Validator
+
         validator = Draft202012Validator(params["requestedSchema"])
         problems = [
             f"{'/'.join(map(str, e.absolute_path)) or '(form)'}: {e.message}"

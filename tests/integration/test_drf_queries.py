@@ -291,15 +291,54 @@ def test_aggregates_count_sum_average_and_extremes_by_group(sam: Caller, rows: l
 # --------------------------------------------------------------------------- time and cost
 
 
-def test_the_database_stops_a_query_past_the_timeout() -> None:
+@pytest.mark.parametrize("read_only", [False, True])
+def test_the_database_stops_a_query_past_the_timeout(read_only: bool) -> None:
     endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
     if connection.vendor == "postgresql":
         endless = "SELECT pg_sleep(5)"
-    with pytest.raises(QueryTimeout, match=r"longer than 0.2 s"), guarded("default", 0.2), connection.cursor() as c:
+    with (
+        pytest.raises(QueryTimeout, match=r"longer than 0.2 s"),
+        guarded("default", 0.2, read_only=read_only),
+        connection.cursor() as c,
+    ):
         c.execute(endless)
     with connection.cursor() as c:  # the connection is still good
         c.execute("SELECT 1")
         assert c.fetchone() == (1,)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_begins_deferred_whatever_the_transaction_mode() -> None:
+    """Issue 27: the demo's SQLite ``transaction_mode: IMMEDIATE`` made every guarded read take the
+    write lock; a read-only block begins a plain (deferred) transaction, still under its timeout,
+    and a write keeps the configured mode (tests/e2e/test_drf_read_lock.py: against a real lock)."""
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    if connection.vendor == "postgresql":
+        endless = "SELECT pg_sleep(5)"
+    connection.ensure_connection()
+    configured = getattr(connection, "transaction_mode", None)
+    connection.transaction_mode = "IMMEDIATE"  # the demo's setting (tests run on an in-memory database)
+    try:
+        _reads_and_a_write(endless)
+    finally:
+        connection.transaction_mode = configured
+
+
+def _reads_and_a_write(endless: str) -> None:
+    with CaptureQueriesContext(connection) as reads:
+        with pytest.raises(QueryTimeout), guarded("default", 0.2, read_only=True), connection.cursor() as c:
+            c.execute(endless)
+        with guarded("default", 5, read_only=True):
+            assert Book.objects.count() == 0
+    with CaptureQueriesContext(connection) as writes, guarded("default", 5):
+        Book.objects.count()
+    if connection.vendor == "sqlite":
+        assert [q["sql"] for q in reads if q["sql"].startswith("BEGIN")] == ["BEGIN", "BEGIN"]
+        assert connection.transaction_mode == "IMMEDIATE"  # put back
+        assert [q["sql"] for q in writes if q["sql"].startswith("BEGIN")] == ["BEGIN IMMEDIATE"]
+    else:  # PostgreSQL: the timeout is SET LOCAL in the read's transaction
+        assert any("statement_timeout" in q["sql"] for q in reads)
+    assert not connection.in_atomic_block
 
 
 def test_a_slow_list_is_an_error_result(sam: Caller, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -74,13 +74,10 @@ def run(operation: str, ctx: ToolContext) -> Any:
     _authorize(toolset, operation, ctx)
     if operation == "delete":
         _confirm_delete(compiled, ctx)
-    using = (
-        router.db_for_write(toolset.model)
-        if operation not in ("list", "get", "aggregate")
-        else router.db_for_read(toolset.model)
-    )
+    read_only = operation in READ_OPERATIONS
+    using = router.db_for_read(toolset.model) if read_only else router.db_for_write(toolset.model)
     try:
-        with q.guarded(using, toolset.query_timeout):
+        with q.guarded(using, toolset.query_timeout, read_only=read_only):
             return OPERATION_FUNCS[operation](compiled, ctx)
     except FieldErrors as exc:
         return _field_errors(toolset, operation, exc.detail)
@@ -138,7 +135,7 @@ def _confirm_delete(compiled: Compiled, ctx: ToolContext) -> None:
     toolset = compiled.toolset
     if toolset.confirm_destructive == "never":
         return
-    with q.guarded(router.db_for_read(toolset.model), toolset.query_timeout):
+    with q.guarded(router.db_for_read(toolset.model), toolset.query_timeout, read_only=True):
         instance = _find(compiled, ctx)  # refuses a row the caller cannot reach before asking
     value = getattr(instance, toolset.lookup.attname)
     confirm(
@@ -400,6 +397,8 @@ OPERATION_FUNCS: dict[str, Callable[[Compiled, ToolContext], Any]] = {
     "delete": do_delete,
     "aggregate": do_aggregate,
 }
+# Operations that only read: their transaction takes no write lock (query.guarded(read_only=True)).
+READ_OPERATIONS = frozenset({"list", "get", "aggregate"})
 
 
 # --------------------------------------------------------------------------- the kinds
@@ -522,7 +521,7 @@ def run_action(ctx: ToolContext) -> ToolResult:
     ):
         needed = " or ".join(action.allowed_permissions)
         raise ToolError(f"You may not run {action.name!r} on {plural}: it needs the {needed} permission.")
-    with q.guarded(router.db_for_read(toolset.model), toolset.query_timeout):
+    with q.guarded(router.db_for_read(toolset.model), toolset.query_timeout, read_only=True):
         found = set(toolset.get_queryset(ctx.principal).filter(pk__in=values).values_list("pk", flat=True))
     missing = [ids[i] for i, value in enumerate(values) if value not in found]
     if missing:  # rows outside get_queryset answer like rows that do not exist

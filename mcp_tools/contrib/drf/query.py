@@ -316,17 +316,23 @@ class QueryTimeout(ToolError):
 
 
 @contextlib.contextmanager
-def guarded(using: str, seconds: float) -> Iterator[None]:
+def guarded(using: str, seconds: float, *, read_only: bool = False) -> Iterator[None]:
     """One transaction whose statements the database stops after ``seconds``.
 
     PostgreSQL: ``statement_timeout`` set for this transaction only (``set_config(..., true)``,
     i.e. ``SET LOCAL``). SQLite: a progress handler that interrupts the running statement once
     the deadline has passed. Other databases: the transaction only.
+
+    ``read_only``: the block only reads, so on SQLite its transaction begins ``DEFERRED``
+    whatever the database's ``transaction_mode`` says (``IMMEDIATE`` would take the write lock
+    for a read: reads of every process would queue behind each other and behind every write);
+    a deferred transaction reads one snapshot and, in WAL mode, neither waits for a writer nor
+    holds one up. PostgreSQL takes no write lock for reads in any transaction.
     """
     connection = connections[using]
     nested = connection.in_atomic_block
     try:
-        with transaction.atomic(using=using):
+        with _transaction(connection, using, read_only and not nested):
             if connection.vendor == "postgresql":
                 with connection.cursor() as cursor:
                     previous = None
@@ -358,3 +364,23 @@ def guarded(using: str, seconds: float) -> Iterator[None]:
                 f"The query ran longer than {seconds:g} s and was stopped; narrow it with filters or a smaller limit."
             ) from None
         raise
+
+
+@contextlib.contextmanager
+def _transaction(connection: Any, using: str, deferred: bool) -> Iterator[None]:
+    """``transaction.atomic``; with ``deferred`` on SQLite, begun ``DEFERRED`` (see ``guarded``)."""
+    mode = None
+    if deferred and connection.vendor == "sqlite":
+        connection.ensure_connection()  # connecting reads transaction_mode from the settings (again)
+        mode = getattr(connection, "transaction_mode", None)
+    if mode is None:
+        with transaction.atomic(using=using):
+            yield
+        return
+    with contextlib.ExitStack() as stack:
+        connection.transaction_mode = None  # a plain BEGIN, i.e. DEFERRED
+        try:
+            stack.enter_context(transaction.atomic(using=using))
+        finally:
+            connection.transaction_mode = mode
+        yield

@@ -31,8 +31,6 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, resolve, reverse
-from rest_framework.utils.encoders import JSONEncoder
-from rest_framework.views import APIView
 
 from ...conf import mcp_settings
 from ...exceptions import ToolError
@@ -94,6 +92,8 @@ def routes() -> Mapping[str, Route]:
 
 @functools.lru_cache(maxsize=8)
 def _routes_of(resolver: URLResolver) -> Mapping[str, Route]:
+    from rest_framework.views import APIView  # with DRF's schemas and admindocs: not at start-up
+
     found: dict[str, Route] = {}
     for name, pattern, arguments in _walk(resolver.url_patterns):
         view = pattern.callback
@@ -104,6 +104,13 @@ def _routes_of(resolver: URLResolver) -> Mapping[str, Route]:
         if methods:
             found[name] = Route(name, arguments, methods, actions)
     return MappingProxyType(found)
+
+
+def _encoder() -> type[json.JSONEncoder]:
+    from rest_framework.utils.encoders import JSONEncoder
+
+    encoder: type[json.JSONEncoder] = JSONEncoder
+    return encoder
 
 
 def config_schema() -> dict[str, Any]:
@@ -159,7 +166,7 @@ def _request(method: str, path: str, arguments: dict[str, Any], user: Any) -> An
         SERVER_NAME=site.hostname or "localhost", SERVER_PORT=str(site.port or (443 if secure else 80))
     )
     if method in BODY_METHODS:
-        body = json.dumps(arguments, cls=JSONEncoder)
+        body = json.dumps(arguments, cls=_encoder())
         request = factory.generic(method, path, body, "application/json", secure=secure)
     else:
         request = factory.generic(method, path, secure=secure, QUERY_STRING=_query(arguments))
@@ -183,13 +190,13 @@ def _scalar(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return value if isinstance(value, str) else json.dumps(value, cls=JSONEncoder)
+    return value if isinstance(value, str) else json.dumps(value, cls=_encoder())
 
 
 def _detail(data: Any) -> str:
     if isinstance(data, dict) and set(data) == {"detail"}:
         return str(data["detail"])
-    return json.dumps(data, cls=JSONEncoder, ensure_ascii=False)
+    return json.dumps(data, cls=_encoder(), ensure_ascii=False)
 
 
 def call_view(ctx: ToolContext) -> ToolResult:
@@ -220,7 +227,7 @@ def call_view(ctx: ToolContext) -> ToolResult:
             logger.error("DRF view %r answered %s for tool %r", route.name, status, ctx.tool_name)
             raise ToolError(f"The view {route.name!r} failed ({status}).")
         raise ToolError(f"The view refused the call ({status}): {detail}")
-    value = json.loads(json.dumps(data, cls=JSONEncoder)) if data is not None else {}
+    value = json.loads(json.dumps(data, cls=_encoder())) if data is not None else {}
     return ToolResult(structured_content=value if isinstance(value, dict) else {"result": value})
 
 
