@@ -13,6 +13,7 @@ from .. import cancel, telemetry
 from ..cancel import CancelFlag
 from ..conf import mcp_settings
 from ..models import McpSession
+from ..protocol import apps as apps_wire
 from ..protocol import errors as e
 from ..protocol import versions as v
 from ..protocol.errors import McpError
@@ -60,7 +61,7 @@ def _create_session(req: Request, principal: Principal, *, asgi: bool) -> tuple[
     )
     result: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": capabilities(rev, asgi),
+        "capabilities": capabilities(rev, asgi, apps=apps_wire.client_declared(session.client_capabilities)),
         "serverInfo": server_info(rev),
     }
     if mcp_settings.INSTRUCTIONS:
@@ -108,6 +109,14 @@ def declared_capabilities(session: McpSession) -> dict[str, Any]:
     """What the client declared at initialize (not loaded with the session: few requests need it)."""
     found = McpSession.objects.filter(pk=session.pk).values_list("client_capabilities", flat=True).first()
     return dict(found) if isinstance(found, dict) else {}
+
+
+def apps_declared(modern: Any, session: McpSession | None) -> bool:
+    """Whether the client declared MCP Apps: this request's capabilities (2026-07-28, a
+    ``ModernRequestMeta``) or the session's (read only when asked: few requests need it)."""
+    if modern is not None:
+        return apps_wire.client_declared(modern.client_capabilities)
+    return session is not None and apps_wire.client_declared(declared_capabilities(session))
 
 
 def end_session(session_id: str, principal: Principal) -> bool:
