@@ -38,6 +38,7 @@ from .protocol.versions import Revision
 from .registry import registry
 from .schemas import compile_validator, error_messages
 from .types import Principal
+from .ui import UiSource
 
 logger = logging.getLogger("mcp_tools")
 
@@ -73,6 +74,21 @@ class CompiledTool:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def ui_source(self) -> UiSource:
+        """What the tool's view is rendered from (``resources/read`` and the admin's preview)."""
+        return UiSource(
+            pk=self.pk,
+            version=self.version,
+            name=self.name,
+            title=self.spec.title,
+            description=self.spec.description,
+            template=self.ui_template,
+            template_name=self.ui_template_name,
+            input_schema=self.spec.input_schema,
+            output_schema=self.spec.output_schema,
+            resource_uri=ui_uri(self.name),
+        )
 
     @property
     def model_visible(self) -> bool:

@@ -25,6 +25,8 @@ __all__ = [
     "UiResourceMeta",
     "client_declared",
     "domain_problem",
+    "host_allow",
+    "host_csp",
     "origin_problem",
     "parse_ui_uri",
     "resource_contents",
@@ -167,6 +169,39 @@ class UiResourceMeta:
         if self.prefers_border is not None:
             ui["prefersBorder"] = self.prefers_border
         return {"ui": ui} if ui else None
+
+
+def host_csp(meta: UiResourceMeta | None) -> str:
+    """The Content-Security-Policy a host gives a view with ``meta``, as the extension's
+    "CSP Construction from Metadata" builds it (used by the admin's preview, which is a host)."""
+    csp = dict(meta.csp) if meta is not None else {}
+
+    def extra(key: str) -> str:
+        origins = csp.get(key, ())
+        return (" " + " ".join(origins)) if origins else ""
+
+    resources = extra("resourceDomains")
+    return "; ".join(
+        (
+            "default-src 'none'",
+            f"script-src 'self' 'unsafe-inline'{resources}",
+            f"style-src 'self' 'unsafe-inline'{resources}",
+            f"connect-src 'self'{extra('connectDomains')}",
+            f"img-src 'self' data:{resources}",
+            f"font-src 'self'{resources}",
+            f"media-src 'self' data:{resources}",
+            f"frame-src {' '.join(csp.get('frameDomains', ())) or chr(39) + 'none' + chr(39)}",
+            "object-src 'none'",
+            f"base-uri {' '.join(csp.get('baseUriDomains', ())) or chr(39) + 'self' + chr(39)}",
+        )
+    )
+
+
+def host_allow(meta: UiResourceMeta | None) -> str:
+    """The iframe ``allow`` attribute for the permissions a view asks for (Permission Policy names)."""
+    names = {"camera": "camera", "microphone": "microphone", "geolocation": "geolocation"}
+    names["clipboardWrite"] = "clipboard-write"
+    return "; ".join(names[p] for p in (meta.permissions if meta is not None else ()))
 
 
 def resource_contents(uri: str, html: str, meta: UiResourceMeta) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from ..types import Asker
 from . import inputs
 from .exchange import Exchange, complete
 from .identity import modern_meta
-from .sessions import apps_declared, declared_capabilities
+from .sessions import declared_capabilities
 from .tools import find_tool
 
 __all__ = ["CALL_SLOT_SECONDS", "ToolCall", "call_tool"]
@@ -150,7 +150,7 @@ class ToolCall:
         catalog = get_catalog()
         self.ex.principal = catalog.entitled(self.ex.principal)  # handlers and tasks get the expanded scopes
         tool = find_tool(self.name, self.ex.principal, catalog)
-        if not tool.model_visible and not apps_declared(self.ex.modern, self.ex.session):
+        if not tool.model_visible and not self.ex.apps_declared():
             # MCP Apps: an app-only tool is "callable by the app"; a client without the
             # extension has no app, so the tool answers as one that does not exist.
             raise e.invalid_params(f"Unknown tool: {self.name}")

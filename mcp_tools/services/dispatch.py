@@ -21,7 +21,7 @@ from ..tasking import StillWorking, tasks_enabled
 from . import calls, resources, tasks, tools
 from .exchange import Exchange, complete
 from .identity import capabilities, modern_meta
-from .sessions import apps_declared, cancel_request, mark_initialized, set_log_level
+from .sessions import cancel_request, mark_initialized, set_log_level
 
 __all__ = [
     "CORE_TASKS",
@@ -157,7 +157,7 @@ def _discover(req: Request, ex: Exchange) -> bytes:
         "resultType": "complete",
         "supportedVersions": list(v.SUPPORTED_VERSIONS),
         # What this request's clientCapabilities declared: MCP Apps is offered to its clients only.
-        "capabilities": capabilities(ex.revision, ex.asgi, apps=apps_declared(ex.modern, None)),
+        "capabilities": capabilities(ex.revision, ex.asgi, apps=ex.apps_declared()),
         "ttlMs": mcp_settings.DISCOVER_TTL_MS,
         "cacheScope": "public",
         "_meta": modern_meta(),

@@ -19,20 +19,19 @@ from ..protocol import errors as e
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.jsonrpc import Request
 from ..types import Principal
-from ..ui import UiSource, render_document
+from ..ui import render_document
 from ..ui.render import UiRenderError
 from .exchange import Exchange, complete
 from .identity import cursor_key
-from .sessions import apps_declared
 
-__all__ = ["list_resource_templates", "list_resources", "read_resource", "view_source"]
+__all__ = ["list_resource_templates", "list_resources", "read_resource"]
 
 logger = logging.getLogger("mcp_tools")
 
 
 def _require_apps(req: Request, ex: Exchange) -> None:
     """A client that did not declare MCP Apps was offered no resources: the methods do not exist."""
-    if not apps_declared(ex.modern, ex.session):
+    if not ex.apps_declared():
         raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
 
 
@@ -53,22 +52,6 @@ def _visible_views(catalog: Catalog, principal: Principal) -> list[CompiledTool]
     ]
 
 
-def view_source(tool: CompiledTool) -> UiSource:
-    """What the tool's view is rendered from (the admin's preview renders the same)."""
-    return UiSource(
-        pk=tool.pk,
-        version=tool.version,
-        name=tool.name,
-        title=tool.spec.title,
-        description=tool.spec.description,
-        template=tool.ui_template,
-        template_name=tool.ui_template_name,
-        input_schema=tool.spec.input_schema,
-        output_schema=tool.spec.output_schema,
-        resource_uri=apps_wire.ui_uri(tool.name),
-    )
-
-
 def read_resource(req: Request, ex: Exchange) -> bytes:
     _require_apps(req, ex)
     uri = req.params.get("uri")
@@ -86,7 +69,7 @@ def read_resource(req: Request, ex: Exchange) -> bytes:
     ):
         raise apps_wire.resource_not_found(uri, ex.revision)
     try:
-        html = render_document(view_source(tool))
+        html = render_document(tool.ui_source())
     except UiRenderError as exc:
         # The admin sees why (the form checks it); a client learns nothing of the template.
         logger.error("The view of tool %r could not be rendered: %s", tool.name, exc)

@@ -111,14 +111,6 @@ def declared_capabilities(session: McpSession) -> dict[str, Any]:
     return dict(found) if isinstance(found, dict) else {}
 
 
-def apps_declared(modern: Any, session: McpSession | None) -> bool:
-    """Whether the client declared MCP Apps: this request's capabilities (2026-07-28, a
-    ``ModernRequestMeta``) or the session's (read only when asked: few requests need it)."""
-    if modern is not None:
-        return apps_wire.client_declared(modern.client_capabilities)
-    return session is not None and apps_wire.client_declared(declared_capabilities(session))
-
-
 def end_session(session_id: str, principal: Principal) -> bool:
     return McpSession.objects.filter(pk=session_id, principal_key=principal.key).delete()[0] > 0
 

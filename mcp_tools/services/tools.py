@@ -18,7 +18,6 @@ from ..tasking import tasks_enabled
 from ..types import Principal
 from .exchange import Exchange
 from .identity import cursor_key, modern_meta
-from .sessions import apps_declared
 
 __all__ = ["authorize_batch", "find_tool", "list_tools"]
 
@@ -57,7 +56,7 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
         tasks_enabled=tasks_enabled(),
         max_bytes=mcp_settings.MAX_RESPONSE_BYTES,
         # Asked only when some tool has a view: otherwise the pages are the same for every client.
-        apps=catalog.has_ui and apps_declared(ex.modern, ex.session),
+        apps=catalog.has_ui and ex.apps_declared(),
     )
     return encode_raw_result(req.id, body)
 
