@@ -19,9 +19,11 @@
     return String(value);
   }
   function label(name, schema) {
-    var d = (schema && schema.description) || "";
-    var first = d.split(".")[0];
-    return first && first.length < 40 ? first : name.replace(/_/g, " ");
+    // The serializer's label leads its description ("Title. ..."); otherwise the field's name.
+    var first = ((schema && schema.description) || "").split(".")[0];
+    var plain = name.replace(/_/g, " ");
+    if (first && first.toLowerCase() === plain.toLowerCase()) return first;
+    return plain.charAt(0).toUpperCase() + plain.slice(1);
   }
   function status(root, text, error) {
     var s = root.querySelector(".mcp-status");
@@ -91,8 +93,8 @@
       input._spec = spec;
       return el("label", {}, [document.createTextNode(name.replace(/_/g, " ") + " (" + op + ") "), input]);
     }).filter(Boolean);
-    var form = el("form", { class: "mcp-filters", onsubmit: function (event) {
-      event.preventDefault();
+    // Buttons, not form submission: a view's sandbox may lack allow-forms (no submit event then).
+    function applyFilters() {
       var filter = {};
       form.querySelectorAll("[data-op]").forEach(function (input) {
         if (input.value === "") return;
@@ -103,7 +105,10 @@
       delete next.cursor;
       if (Object.keys(filter).length) next.filter = filter; else delete next.filter;
       call(next);
-    } }, filters.concat(filters.length ? [el("button", { type: "submit", text: "Filter" })] : []));
+    }
+    var form = el("div", { class: "mcp-filters", onkeydown: function (event) {
+      if (event.key === "Enter") { event.preventDefault(); applyFilters(); }
+    } }, filters.concat(filters.length ? [el("button", { type: "button", class: "mcp-filter", text: "Filter", onclick: applyFilters })] : []));
     root.replaceChildren(
       form,
       el("table", { class: "mcp-table" }),
@@ -195,8 +200,7 @@
       status(root, editable ? "Saved." : "");
       window.mcpApp.reportSize();
     }
-    var form = el("form", { class: "mcp-form", onsubmit: function (event) {
-      event.preventDefault();
+    function submit() {
       var values = {};
       names.forEach(function (name) {
         var value = readField(root.querySelector('[name="' + name + '"]'), props[name]);
@@ -206,7 +210,10 @@
       window.mcpApp.callTool(tool.name, values).then(render, function (err) {
         status(root, (err && err.message) || "The call failed", true);
       });
-    } }, rows.concat([el("button", { type: "submit", text: tool.title || "Submit" })]));
+    }
+    var form = el("div", { class: "mcp-form", onkeydown: function (event) {
+      if (event.key === "Enter" && event.target.tagName === "INPUT") { event.preventDefault(); submit(); }
+    } }, rows.concat([el("button", { type: "button", class: "mcp-submit", text: tool.title || "Submit", onclick: submit })]));
     root.replaceChildren(shown, editable ? form : null, el("p", { class: "mcp-status", role: "status" }));
     window.mcpApp.on("toolinput", fill);
     window.mcpApp.on("toolresult", render);
