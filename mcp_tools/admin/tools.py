@@ -14,6 +14,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import router, transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect, JsonResponse
+from django.middleware.csrf import get_token
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.text import capfirst
@@ -169,7 +170,7 @@ class ToolAdmin(RevisionsByUser):
             context["preview_scopes"] = sorted(tool.required_scopes.values_list("name", flat=True))
             context["can_try"] = self.has_try_permission(request)
             context.update(self._who_can_use(request, tool))
-            context.update(self._ui_preview(tool))
+            context.update(self._ui_preview(request, tool))
         return super().change_view(request, object_id, form_url, context)
 
     def _who_can_use(self, request: HttpRequest, tool: Tool) -> dict[str, Any]:
@@ -458,7 +459,7 @@ class ToolAdmin(RevisionsByUser):
         context = self._context(request, "Import tools", form=form, problems=problems, report=report)
         return TemplateResponse(request, "mcp_tools/admin/tool_import.html", context)
 
-    def _ui_preview(self, tool: Tool) -> dict[str, Any]:
+    def _ui_preview(self, request: HttpRequest, tool: Tool) -> dict[str, Any]:
         """The view's preview panel: the iframe's sandbox, CSP and ``allow``, or why it failed."""
         if not tool.has_ui:
             return {}
@@ -466,7 +467,21 @@ class ToolAdmin(RevisionsByUser):
             _, meta = ui_document(tool)
         except UiRenderError as exc:
             return {"ui_error": str(exc)}
-        return {"ui_preview": True, "ui_csp": apps_wire.host_csp(meta), "ui_allow": apps_wire.host_allow(meta)}
+        allow = apps_wire.host_allow(meta)
+        return {
+            "ui_preview": True,
+            "ui_csp": apps_wire.host_csp(meta),
+            "ui_allow": allow,
+            # What static/mcp_tools/ui_host.js reads (its Try it call, when there is one, is added).
+            "ui_config": {
+                "src": self._url("ui", tool.pk),
+                "callUrl": self._url("ui_call", tool.pk),
+                "csrf": get_token(request),
+                "allow": allow,
+                "trial": None,
+                "protocolVersion": LATEST,
+            },
+        }
 
     @xframe_options_sameorigin
     def ui_view(self, request: HttpRequest, object_id: str) -> HttpResponseBase:
@@ -534,13 +549,15 @@ class ToolAdmin(RevisionsByUser):
             result=_result_view(trial.result) if trial and trial.result is not None else None,
             response_json=pretty(trial.response) if trial and trial.response is not None else "",
             notifications=[pretty(n) for n in trial.notifications] if trial else [],
-            # The view's preview, fed with this call's arguments and result.
-            ui_trial={"arguments": form.cleaned_data["arguments"], "result": trial.result}
-            if trial and trial.result is not None and tool.has_ui
-            else None,
-            protocol_version=form.cleaned_data.get("protocol_version", LATEST) if trial else LATEST,
-            **self._ui_preview(tool),
+            **self._ui_preview(request, tool),
         )
+        if trial and trial.result is not None and "ui_config" in context:
+            # The view's preview, fed with this call's arguments and result.
+            context["ui_trial"] = {"arguments": form.cleaned_data["arguments"], "result": trial.result}
+            context["ui_config"] |= {
+                "trial": context["ui_trial"],
+                "protocolVersion": form.cleaned_data["protocol_version"],
+            }
         return TemplateResponse(request, "mcp_tools/admin/tool_try.html", context)
 
 

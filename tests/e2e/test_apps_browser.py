@@ -113,9 +113,11 @@ def test_the_official_host_renders_pages_sorts_and_submits(browser: Any, host_pa
     shots = tmp_path / "screenshots"
     shots.mkdir()
     env = {"MCP_AUTH": "oauth", "MCP_RESOURCE_URL": RESOURCE, "MCP_RATE_LIMIT": "off", "MCP_ALLOWED_ORIGINS": host_page}
+    env |= {"DJANGO_DEBUG": "1", "DEMO_ADMIN_PASSWORD": "apps-pw"}  # DEBUG: the admin's static files
     with run_server(tmp_path, extra_env=env) as server:
         server.manage("seed_library", "--books", "40")
         server.manage("mcp_sync_toolsets")
+        server.manage("demo_superuser")
         token = server.manage("mcp_token", "--user", "bob", "--scopes", "library:read library:write").split()[-1]
         author = server.manage(
             "shell", "-c", "from project.library.models import Author; print(Author.objects.order_by('pk')[0].pk)"
@@ -176,6 +178,45 @@ def test_the_official_host_renders_pages_sorts_and_submits(browser: Any, host_pa
         assert browser.find_element("css selector", '.mcp-detail td[data-field="isbn"]').text == "9781234567880"
         browser.switch_to.default_content()
         browser.save_screenshot(str(shots / "4-form-saved.png"))
+
+        # The admin's preview: Try it on list_book, the view in the page's host (the official
+        # AppBridge, static/mcp_tools/ui_host.js), and its next page through a Try it call.
+        browser.get(f"{server.base_url}/admin/login/")
+        browser.find_element("css selector", "[name=username]").send_keys("admin")
+        browser.find_element("css selector", "[name=password]").send_keys("apps-pw")
+        browser.find_element("css selector", "[type=submit]").click()
+        _until(lambda: "/admin/login/" not in browser.current_url, "the login")
+        pk = server.manage(
+            "shell", "-c", "from mcp_tools.models import Tool; print(Tool.objects.get(name='list_book').pk)"
+        ).split()[-1]
+        browser.get(f"{server.base_url}/admin/mcp_tools/tool/{pk}/try/")
+        box = browser.find_element("css selector", "[name=arguments]")
+        box.clear()
+        box.send_keys(json.dumps({"limit": 4, "order_by": ["title"]}))
+        browser.find_element("css selector", "[name=_run]").click()
+        host = _until(lambda: browser.find_elements("css selector", "[data-mcp-ui-host]"), "the admin's preview")[0]
+        _until(lambda: host.get_attribute("data-state") == "ready", "the preview's ui/initialize")
+        browser.switch_to.frame(browser.find_element("css selector", "#mcp-ui-frame"))
+        _until(lambda: len(_column(browser, "title")) == 4, "the preview's rows")
+        titles = _column(browser, "title")
+        browser.find_element("css selector", "button.mcp-next").click()
+        _until(
+            lambda: "later page" in browser.find_element("css selector", ".mcp-status").text, "the preview's next page"
+        )
+        assert min(_column(browser, "title")) >= max(titles)
+        browser.switch_to.default_content()
+        browser.save_screenshot(str(shots / "5-admin-preview.png"))
     assert sorted(p.name for p in shots.iterdir()) == [
-        "1-list.png", "2-sorted-next-page.png", "3-form-error.png", "4-form-saved.png",
+        "1-list.png", "2-sorted-next-page.png", "3-form-error.png", "4-form-saved.png", "5-admin-preview.png",
     ]  # fmt: skip
+
+
+def test_the_admin_preview_host_is_the_build_of_its_source(tmp_path: Path) -> None:
+    """static/mcp_tools/ui_host.js is exactly what build_admin_ui_host.mjs makes from the pinned packages."""
+    out = tmp_path / "ui_host.js"
+    subprocess.run(
+        [str(node()), str(JS_DIR / "build_admin_ui_host.mjs"), str(out)],
+        cwd=JS_DIR, check=True, timeout=120, capture_output=True,
+    )  # fmt: skip
+    committed = Path(__file__).resolve().parents[2] / "mcp_tools" / "static" / "mcp_tools" / "ui_host.js"
+    assert out.read_bytes() == committed.read_bytes(), "rebuild it: node tests/e2e/js/build_admin_ui_host.mjs"

@@ -53,8 +53,10 @@ def test_an_admin_gives_a_tool_a_view_and_clients_get_it(admin_client: Client) -
     assert "<h1>Greeter</h1>" in item["text"]
     # The change page previews it in a sandboxed iframe with the CSP a host would build.
     page = admin_client.get(f"{LIST}{tool.pk}/change/").content.decode()
-    assert 'sandbox="allow-scripts"' in page
-    assert f'src="{LIST}{tool.pk}/ui/"' in page
+    assert "data-mcp-ui-host" in page
+    assert "mcp_tools/ui_host.js" in page  # the official AppBridge, bundled (static)
+    config = json.loads(page.split('<script id="mcp-ui-config" type="application/json">')[1].split("</script>")[0])
+    assert (config["src"], config["trial"]) == (f"{LIST}{tool.pk}/ui/", None)
     assert '"resourceUri": "ui://tools/greet"' in page.replace("&quot;", '"')  # the tools/list preview
     document = admin_client.get(f"{LIST}{tool.pk}/ui/")
     assert document["Content-Type"] == "text/html; charset=utf-8"
@@ -100,8 +102,11 @@ def test_try_it_feeds_the_view_and_its_calls_go_through_the_admin(admin_client: 
     tool = Tool.objects.get(name="greet")
     page = admin_client.post(f"{LIST}{tool.pk}/try/", {"arguments": '{"text": "x"}', "protocol_version": "2025-11-25"})
     html = page.content.decode()
-    assert 'id="mcp-ui-frame"' in html
-    trial = json.loads(html.split('<script id="mcp-ui-trial" type="application/json">')[1].split("</script>")[0])
+    assert "data-mcp-ui-host" in html
+    config = json.loads(html.split('<script id="mcp-ui-config" type="application/json">')[1].split("</script>")[0])
+    assert config["callUrl"] == f"{LIST}{tool.pk}/ui/call/"
+    assert config["protocolVersion"] == "2025-11-25"
+    trial = config["trial"]
     assert trial["arguments"] == {"text": "x"}
     assert trial["result"]["content"][0]["text"] == "hi x"
     # The preview host's tools/call: a Try it call, answered with the JSON-RPC response.
@@ -118,4 +123,4 @@ def test_a_tool_without_a_view_has_no_preview(admin_client: Client) -> None:
     assert admin_client.post(ADD, FORM).status_code == 302
     tool = Tool.objects.get(name="greet")
     assert admin_client.get(f"{LIST}{tool.pk}/ui/").status_code == 404
-    assert "mcp-ui-frame" not in admin_client.get(f"{LIST}{tool.pk}/change/").content.decode()
+    assert "data-mcp-ui-host" not in admin_client.get(f"{LIST}{tool.pk}/change/").content.decode()
