@@ -30,12 +30,14 @@ import orjson
 
 from .conf import mcp_settings
 from .fastcheck import Check, compile_check
+from .protocol.apps import UiLink, UiResourceMeta, ui_uri
 from .protocol.headers import ParamHeader, SchemaHeaderError, extract_param_headers
 from .protocol.shaping import ToolSpec, shape_tool
 from .protocol.versions import Revision
 from .registry import registry
 from .schemas import compile_validator, error_messages
 from .types import Principal
+from .ui import UiSource
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -62,6 +64,10 @@ class CompiledTool:
     output_trusted: bool = False  # its kind vouches for its structuredContent (HandlerKind.trusted_output)
     requires_approval: bool = False
     approval_timeout: int | None = None  # seconds; None: the site's APPROVAL_TIMEOUT
+    # MCP Apps: the view's template (text or a path in the site's templates) and its _meta.ui.
+    ui_template: str = ""
+    ui_template_name: str = ""
+    ui_meta: UiResourceMeta | None = None
     _input_validator: Validator | None = field(default=None, repr=False)
     _output_validator: Validator | None = field(default=None, repr=False)
     # Compiled predicates of simple schemas (fastcheck), built on first use.
@@ -70,6 +76,27 @@ class CompiledTool:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def ui_source(self) -> UiSource:
+        """What the tool's view is rendered from (``resources/read`` and the admin's preview)."""
+        return UiSource(
+            pk=self.pk,
+            version=self.version,
+            name=self.name,
+            title=self.spec.title,
+            description=self.spec.description,
+            template=self.ui_template,
+            template_name=self.ui_template_name,
+            input_schema=self.spec.input_schema,
+            output_schema=self.spec.output_schema,
+            resource_uri=ui_uri(self.name),
+        )
+
+    @property
+    def model_visible(self) -> bool:
+        """Whether a client without MCP Apps lists and calls it: not an app-only tool."""
+        ui = self.spec.ui
+        return ui is None or ui.model_visible
 
     def permitted(self, principal: Principal) -> bool:
         """Whether the principal's user holds the permissions the tool's kind requires."""
@@ -184,6 +211,9 @@ class Catalog:
         self.by_name = {t.name: t for t in self.tools}
         # Every permission some tool requires: a principal's held subset keys the cached views.
         self.permission_names: frozenset[str] = frozenset().union(*(t.required_permissions for t in self.tools))
+        # Tools with a view, and whether some are app-only (left out for clients without MCP Apps).
+        self.has_ui = any(t.spec.ui is not None for t in self.tools)
+        self.has_app_only = any(not t.model_visible for t in self.tools)
         self._views: dict[str, _View] = {}
         # (revision, view key, position, page size, tasks) -> body; least recently used first.
         self._pages: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
@@ -224,15 +254,22 @@ class Catalog:
         held = (principal.permissions or frozenset()) & self.permission_names
         return principal.scope_key + "\0" + " ".join(sorted(held))
 
-    def _view(self, principal: Principal, visible: VisibilityCheck) -> _View:
-        """What one scope set sees, computed once per catalog version."""
+    def _view(self, principal: Principal, visible: VisibilityCheck, apps: bool = True) -> _View:
+        """What one scope set sees, computed once per catalog version; without ``apps`` (a
+        client that did not declare MCP Apps) app-only tools are left out."""
         key = self._key(principal)
+        if not apps and self.has_app_only:
+            key += "\0model"
         found = self._views.get(key)
         if found is None:
             found = _View(
                 array(
                     "i",
-                    (i for i, tool in enumerate(self.tools) if tool.permitted(principal) and visible(tool, principal)),
+                    (
+                        i
+                        for i, tool in enumerate(self.tools)
+                        if tool.permitted(principal) and visible(tool, principal) and (apps or tool.model_visible)
+                    ),
                 )
             )
             with self._lock:
@@ -271,20 +308,22 @@ class Catalog:
         *,
         tasks_enabled: bool,
         max_bytes: int = 0,
+        apps: bool = False,
     ) -> bytes:
         """The serialised result of one page; ``render`` frames tools and the next position.
 
         With ``max_bytes`` a page also ends before its tools would pass that many bytes (it holds
         one tool at least), so a page of large tools stays within the bound on answers.
         """
-        key = (rev.version, self._key(principal), after, page_size, tasks_enabled, max_bytes)
+        apps = apps and self.has_ui  # no view anywhere: every client shares the same pages
+        key = (rev.version, self._key(principal), after, page_size, tasks_enabled, max_bytes, apps)
         cached = self._pages.get(key)
         if cached is not None:
             with self._lock:
                 if key in self._pages:
                     self._pages.move_to_end(key)
             return cached
-        indices = self.visible_indices(principal, visible)
+        indices = self._view(principal, visible, apps).indices
         start = 0
         if after is not None:
             # Keyset position: the first visible tool whose name sorts after ``after``.
@@ -292,7 +331,7 @@ class Catalog:
             names = self.names
             start = bisect.bisect_right(indices, after, key=names.__getitem__)
         chosen = indices[start : start + page_size]
-        tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=tasks_enabled) for i in chosen]
+        tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=tasks_enabled, apps=apps) for i in chosen]
         if max_bytes and tools:
             kept = _fitting(tools, max_bytes)
             if kept < len(tools):
@@ -358,6 +397,7 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         annotations=annotations,
         icons=tuple(row["icons"] or ()),
         task_support=row["task_support"],
+        ui=_ui_link(row),
     )
     try:
         headers = extract_param_headers(row["input_schema"])
@@ -377,6 +417,29 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         output_trusted=_output_trusted(row),
         requires_approval=bool(row.get("requires_approval")),
         approval_timeout=row.get("approval_timeout") or None,
+        ui_template=row.get("ui_template") or "",
+        ui_template_name=row.get("ui_template_name") or "",
+        ui_meta=_ui_meta(row),
+    )
+
+
+def _ui_link(row: dict[str, Any]) -> UiLink | None:
+    if not (row.get("ui_template") or row.get("ui_template_name")):
+        return None
+    visibility = row.get("ui_visibility") or ""
+    return UiLink(ui_uri(row["name"]), (visibility,) if visibility else ("model", "app"))
+
+
+def _ui_meta(row: dict[str, Any]) -> UiResourceMeta | None:
+    if not (row.get("ui_template") or row.get("ui_template_name")):
+        return None
+    from .models import UI_CSP_FIELDS
+
+    return UiResourceMeta.build(
+        {key: row.get(column) or [] for column, key in UI_CSP_FIELDS.items()},
+        row.get("ui_permissions") or [],
+        row.get("ui_domain") or "",
+        row.get("ui_prefers_border"),
     )
 
 
@@ -434,13 +497,15 @@ def get_catalog() -> Catalog:
     catalog = _current
     if catalog is not None and catalog.version == version:
         return catalog
-    from .models import BINDING_FIELDS, WIRE_FIELDS, Scope, Tool
+    from .models import BINDING_FIELDS, UI_FIELDS, WIRE_FIELDS, Scope, Tool
 
     with _build_lock:
         catalog = _current
         if catalog is not None and catalog.version == version:
             return catalog
-        rows = list(Tool.objects.enabled().order_by().values("pk", "version", *WIRE_FIELDS, *BINDING_FIELDS))
+        rows = list(
+            Tool.objects.enabled().order_by().values("pk", "version", *WIRE_FIELDS, *BINDING_FIELDS, *UI_FIELDS)
+        )
         # A few more queries on a rebuild only: required scopes, active scopes, implications.
         required: dict[int, set[str]] = {}
         links = Tool.required_scopes.through.objects.values_list("tool_id", "scope__name")

@@ -146,6 +146,8 @@ MCP_TOOLS = {
     if os.environ.get("MCP_AUTH") == "oauth"
     else "mcp_tools.auth.AllowAnyBackend",
     "RATE_LIMIT": os.environ.get("MCP_RATE_LIMIT", "120/m"),
+    # Browser origins besides the site's own (e.g. an MCP Apps host page), separated by spaces.
+    "ALLOWED_ORIGINS": os.environ.get("MCP_ALLOWED_ORIGINS", "").split(),
     "TASK_QUEUE": os.environ.get("MCP_TASK_QUEUE") or None,
     "TASK_WORKER_LOST": os.environ.get("MCP_TASK_WORKER_LOST", "retry"),
 }

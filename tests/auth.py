@@ -37,3 +37,14 @@ class StepUpHeaderBackend(HeaderAuthBackend):
     def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
         wanted = " ".join(sorted(tool.required_scopes))
         return AuthFailure(403, "insufficient_scope", f"Tool {tool.name!r} needs {wanted}", {})
+
+
+class UserHeaderBackend(HeaderAuthBackend):
+    """``X-Test-User: name scope...`` as the Django user of that name (model toolsets need one)."""
+
+    def authenticate(self, request: HttpRequest) -> Principal:
+        from django.contrib.auth import get_user_model
+
+        principal = super().authenticate(request)
+        user = get_user_model().objects.get(username=principal.key.removeprefix("user:"))
+        return Principal(key=principal.key, scopes=principal.scopes, user=user)

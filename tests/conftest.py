@@ -44,10 +44,13 @@ def anyio_backend() -> str:
 @pytest.fixture(autouse=True)
 def _fresh_catalog() -> Iterator[None]:
     from mcp_tools import catalog
+    from mcp_tools.ui import render
 
     catalog.reset()
+    render.reset()  # rendered views are keyed by (pk, version): test databases reuse both
     yield
     catalog.reset()
+    render.reset()
 
 
 @pytest.fixture(scope="session")

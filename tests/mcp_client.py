@@ -21,6 +21,10 @@ RESULT_DEFS = {
     "initialize": "InitializeResult",
     "tools/list": "ListToolsResult",
     "tools/call": "CallToolResult",
+    # MCP Apps: the tools' ui:// views.
+    "resources/read": "ReadResourceResult",
+    "resources/list": "ListResourcesResult",
+    "resources/templates/list": "ListResourceTemplatesResult",
     "ping": "EmptyResult",
     "logging/setLevel": "EmptyResult",
     "server/discover": "DiscoverResult",
@@ -207,6 +211,8 @@ class Mcp:
             hdrs.setdefault("Mcp-Method", method)
             if method == "tools/call" and "name" in params:
                 hdrs.setdefault("Mcp-Name", params["name"])
+            if method == "resources/read" and isinstance(params.get("uri"), str):
+                hdrs.setdefault("Mcp-Name", params["uri"])
             if method in ("tasks/get", "tasks/update", "tasks/cancel") and isinstance(params.get("taskId"), str):
                 hdrs.setdefault("Mcp-Name", params["taskId"])
         body = {"jsonrpc": "2.0", "id": self.next_id(), "method": method, "params": params}
@@ -244,3 +250,19 @@ def _is_modern(body: Any) -> bool:
         and isinstance(body.get("params"), dict)
         and "io.modelcontextprotocol/protocolVersion" in (body["params"].get("_meta") or {})
     )
+
+
+# MCP Apps (io.modelcontextprotocol/ui): the client capability, and the extension's own types.
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+APPS_MIME = "text/html;profile=mcp-app"
+APPS_CAPABILITIES = {"extensions": {APPS_EXTENSION: {"mimeTypes": [APPS_MIME]}}}
+
+
+def apps_meta(**extra: Any) -> dict[str, Any]:
+    """A 2026-07-28 request's ``_meta`` declaring MCP Apps."""
+    return modern_meta(**{"io.modelcontextprotocol/clientCapabilities": APPS_CAPABILITIES, **extra})
+
+
+def check_apps(name: str, instance: Any) -> None:
+    """Validate against a type of the MCP Apps extension (``spec/ext-apps.schema.json``)."""
+    check("ext-apps", name, instance)

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..models import ANNOTATION_FIELDS, APPROVAL_FIELDS, EDITABLE_FIELDS, Tool
+from ..models import ANNOTATION_FIELDS, APPROVAL_FIELDS, EDITABLE_FIELDS, UI_CSP_FIELDS, UI_FIELDS, Tool, UiPermission
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
 from .config_fields import HandlerConfigFieldsMixin
@@ -26,6 +26,7 @@ TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
     ("Approval", {"fields": APPROVAL_FIELDS}),
     ("Schemas", {"fields": ("input_schema", "output_schema")}),
     ("Annotations", {"fields": ANNOTATION_FIELDS}),
+    ("UI (MCP Apps)", {"fields": UI_FIELDS, "classes": ("collapse",)}),
 )
 
 _JSON_ATTRS = {"class": "vLargeTextField mcp-json", "spellcheck": "false", "style": "font-family: monospace"}
@@ -212,12 +213,34 @@ class ToolForm(HandlerConfigFieldsMixin, forms.ModelForm):  # type: ignore[type-
         help_text="Argument names the audit trail redacts, separated by commas (writeOnly properties are too).",
     )
 
+    ui_template = forms.CharField(
+        label="UI template",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={**_JSON_ATTRS, "rows": 14}),
+    )
+    ui_permissions = forms.MultipleChoiceField(
+        label="UI permissions",
+        required=False,
+        choices=UiPermission.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Browser features the view asks the host for; hosts may refuse them.",
+    )
+
     class Meta:
         model = Tool
         fields = EDITABLE_FIELDS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        for name in UI_CSP_FIELDS:
+            model_field: Any = Tool._meta.get_field(name)
+            self.fields[name] = NamesField(
+                label=str(model_field.verbose_name).capitalize(),
+                required=False,
+                help_text=f"{model_field.help_text} Separated by spaces or commas.",
+            )
+        self.fields["ui_template"].help_text = Tool._meta.get_field("ui_template").help_text
         current = self.instance.handler_key if self.instance and self.instance.pk else None
         self.fields["handler_key"].choices = handler_choices(current)  # type: ignore[attr-defined]
         self.fields["handler_config"].help_text = config_schemas_help()

@@ -13,18 +13,23 @@ from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import router, transaction
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect, JsonResponse
+from django.middleware.csrf import get_token
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.text import capfirst
+from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from ..auth import open_door
 from ..editing.history import compare, current_state, restore
-from ..editing.preview import preview
+from ..editing.preview import preview, ui_document
 from ..editing.transfer import MAX_FILE_BYTES, ImportRejected, dumps, export_tools, import_tools, loads
 from ..models import EDITABLE_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision
+from ..protocol import apps as apps_wire
+from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
 from ..tasking import tasks_enabled
+from ..ui.render import UiRenderError
 from .config_fields import config_fieldsets
 from .forms import TOOL_FIELDSETS, ImportForm, ToolForm, TryForm
 from .trial import grantable_scopes, try_tool
@@ -165,6 +170,7 @@ class ToolAdmin(RevisionsByUser):
             context["preview_scopes"] = sorted(tool.required_scopes.values_list("name", flat=True))
             context["can_try"] = self.has_try_permission(request)
             context.update(self._who_can_use(request, tool))
+            context.update(self._ui_preview(request, tool))
         return super().change_view(request, object_id, form_url, context)
 
     def _who_can_use(self, request: HttpRequest, tool: Tool) -> dict[str, Any]:
@@ -300,6 +306,8 @@ class ToolAdmin(RevisionsByUser):
                 name=f"{name}_restore",
             ),
             path("<path:object_id>/try/", view(self.try_view), name=f"{name}_try"),
+            path("<path:object_id>/ui/", view(self.ui_view), name=f"{name}_ui"),
+            path("<path:object_id>/ui/call/", view(self.ui_call_view), name=f"{name}_ui_call"),
             *super().get_urls(),
         ]
 
@@ -451,6 +459,73 @@ class ToolAdmin(RevisionsByUser):
         context = self._context(request, "Import tools", form=form, problems=problems, report=report)
         return TemplateResponse(request, "mcp_tools/admin/tool_import.html", context)
 
+    def _ui_preview(self, request: HttpRequest, tool: Tool) -> dict[str, Any]:
+        """The view's preview panel: the iframe's sandbox, CSP and ``allow``, or why it failed."""
+        if not tool.has_ui:
+            return {}
+        try:
+            _, meta = ui_document(tool)
+        except UiRenderError as exc:
+            return {"ui_error": str(exc)}
+        allow = apps_wire.host_allow(meta)
+        return {
+            "ui_preview": True,
+            "ui_csp": apps_wire.host_csp(meta),
+            "ui_allow": allow,
+            # What static/mcp_tools/ui_host.js reads (its Try it call, when there is one, is added).
+            "ui_config": {
+                "src": self._url("ui", tool.pk),
+                "callUrl": self._url("ui_call", tool.pk),
+                "csrf": get_token(request),
+                "allow": allow,
+                "trial": None,
+                "protocolVersion": LATEST,
+            },
+        }
+
+    @xframe_options_sameorigin
+    def ui_view(self, request: HttpRequest, object_id: str) -> HttpResponseBase:
+        """The saved tool's view, served to the preview's sandboxed iframe with the CSP a host
+        builds from its ``_meta.ui`` (and the CSP ``sandbox``: its own opaque origin even when
+        opened directly)."""
+        tool = self.get_object(request, unquote(object_id))
+        if tool is None or not tool.has_ui:
+            raise Http404("No such tool or no view")
+        self._require(self.has_view_permission(request, tool))
+        try:
+            html, meta = ui_document(tool)
+        except UiRenderError as exc:
+            raise Http404(f"The view cannot be rendered: {exc}") from exc
+        response = HttpResponse(html, content_type="text/html; charset=utf-8")
+        response["Content-Security-Policy"] = apps_wire.host_csp(meta) + "; sandbox allow-scripts"
+        response["Referrer-Policy"] = "no-referrer"
+        response["Cache-Control"] = "no-store"
+        return response
+
+    def ui_call_view(self, request: HttpRequest, object_id: str) -> HttpResponseBase:
+        """The preview host's ``tools/call``: a Try it call (POST JSON ``{name, arguments}``) of a
+        tool of the same site, as the user, answered with the JSON-RPC response."""
+        tool = self.get_object(request, unquote(object_id))
+        if tool is None:
+            raise Http404("No such tool")
+        self._require(self.has_view_permission(request, tool) and self.has_try_permission(request))
+        if request.method != "POST":
+            return HttpResponse(status=405, headers={"Allow": "POST"})
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+            return JsonResponse({"error": {"code": -32602, "message": "Send {name, arguments}."}}, status=400)
+        arguments = body.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            return JsonResponse({"error": {"code": -32602, "message": "arguments must be an object."}}, status=400)
+        version = body.get("protocolVersion")
+        trial = try_tool(body["name"], arguments, request.user, version if version in SUPPORTED_VERSIONS else LATEST)
+        if trial.response is None:
+            return JsonResponse({"error": {"code": -32600, "message": trial.refusal or "No answer."}}, status=200)
+        return JsonResponse(trial.response)
+
     def try_view(self, request: HttpRequest, object_id: str) -> HttpResponseBase:
         tool = self.get_object(request, unquote(object_id))
         if tool is None:
@@ -474,7 +549,15 @@ class ToolAdmin(RevisionsByUser):
             result=_result_view(trial.result) if trial and trial.result is not None else None,
             response_json=pretty(trial.response) if trial and trial.response is not None else "",
             notifications=[pretty(n) for n in trial.notifications] if trial else [],
+            **self._ui_preview(request, tool),
         )
+        if trial and trial.result is not None and "ui_config" in context:
+            # The view's preview, fed with this call's arguments and result.
+            context["ui_trial"] = {"arguments": form.cleaned_data["arguments"], "result": trial.result}
+            context["ui_config"] |= {
+                "trial": context["ui_trial"],
+                "protocolVersion": form.cleaned_data["protocol_version"],
+            }
         return TemplateResponse(request, "mcp_tools/admin/tool_try.html", context)
 
 

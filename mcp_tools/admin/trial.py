@@ -127,7 +127,8 @@ def try_tool(name: str, arguments: dict[str, Any], user: Any, version: str) -> T
         trial.notifications.append(orjson.loads(message))
 
     principal = staff_principal(user, scopes)
-    exchange = Exchange(revision=get_revision(version), principal=principal, headers={}, emit=emit)
+    # The admin is an MCP Apps host itself (its preview): app-only tools can be tried.
+    exchange = Exchange(revision=get_revision(version), principal=principal, headers={}, emit=emit, apps=True)
     try:
         answer = handle_request(request, exchange)
     except AuthFailure as exc:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog import compile_tool
-from ..models import BINDING_FIELDS, WIRE_FIELDS, Tool
+from ..catalog import CompiledTool, compile_tool
+from ..models import BINDING_FIELDS, UI_FIELDS, WIRE_FIELDS, Tool
+from ..protocol.apps import UiResourceMeta
 from ..protocol.shaping import shape_tool
 from ..protocol.versions import SUPPORTED_VERSIONS, get_revision
+from ..ui import render_document
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,12 +26,26 @@ _WIRE_KEYS = ("title", "outputSchema", "annotations", "icons", "execution")
 def preview(tool: Tool, *, tasks_enabled: bool) -> list[Entry]:
     """What ``tools/list`` sends for ``tool`` (as saved) on each revision, newest first; built
     by the same ``compile_tool`` and ``shape_tool`` as the catalog."""
-    row: dict[str, Any] = {name: getattr(tool, name) for name in (*WIRE_FIELDS, *BINDING_FIELDS)}
-    row.update(pk=tool.pk, version=tool.version)
-    spec = compile_tool(row).spec
-    entries = [shape_tool(spec, get_revision(v), tasks_enabled=tasks_enabled) for v in SUPPORTED_VERSIONS]
+    spec = _compiled(tool).spec
+    # As a client that declared MCP Apps sees it (others get no _meta.ui: see the how-to).
+    entries = [shape_tool(spec, get_revision(v), tasks_enabled=tasks_enabled, apps=True) for v in SUPPORTED_VERSIONS]
     fullest = {key for entry in entries for key in entry}
     return [
         Entry(version, entry, tuple(k for k in _WIRE_KEYS if k in fullest and k not in entry))
         for version, entry in reversed(list(zip(SUPPORTED_VERSIONS, entries, strict=True)))
     ]
+
+
+def _compiled(tool: Tool) -> CompiledTool:
+    row: dict[str, Any] = {name: getattr(tool, name) for name in (*WIRE_FIELDS, *BINDING_FIELDS, *UI_FIELDS)}
+    row.update(pk=tool.pk, version=tool.version)
+    return compile_tool(row)
+
+
+def ui_document(tool: Tool) -> tuple[str, UiResourceMeta | None]:
+    """The saved tool's view as ``resources/read`` sends it (the document, its ``_meta.ui``);
+    raises ``ui.render.UiRenderError`` when it cannot be rendered, LookupError without a view."""
+    compiled = _compiled(tool)
+    if compiled.spec.ui is None:
+        raise LookupError("The tool has no view")
+    return render_document(compiled.ui_source()), compiled.ui_meta

@@ -174,6 +174,16 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "sensitive_arguments": (list,),
     "requires_approval": (bool,),
     "approval_timeout": (int, type(None)),
+    "ui_template": _STRING,
+    "ui_template_name": _STRING,
+    "ui_visibility": _STRING,
+    "ui_connect_domains": (list,),
+    "ui_resource_domains": (list,),
+    "ui_frame_domains": (list,),
+    "ui_base_uri_domains": (list,),
+    "ui_permissions": (list,),
+    "ui_prefers_border": (bool, type(None)),
+    "ui_domain": _STRING,
     "enabled": (bool,),
 }
 _TYPE_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "true or false", int: "an integer"}

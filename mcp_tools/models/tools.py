@@ -16,12 +16,14 @@ from django.db import connections, models, router, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from ..protocol.apps import PERMISSIONS, domain_problem, origin_problem
 from ..protocol.jsonrpc import depth_over
 from ..protocol.shaping import TASK_SUPPORT_VALUES
 from ..ratelimit import validate_rate
 from ..registry import registry
 from ..schemas import input_schema_problems, output_schema_problems
 from ..signals import catalog_changed
+from ..ui import template_problems
 from .querysets import ToolQuerySet
 from .raw import fetch_one
 from .revisions import RevisionAction, revision
@@ -40,9 +42,27 @@ MAX_JSON_BYTES: dict[str, int] = {
     "icons": 32_768,
     "handler_config": 65_536,
     "sensitive_arguments": 8_192,
+    "ui_connect_domains": 8_192,
+    "ui_resource_domains": 8_192,
+    "ui_frame_domains": 8_192,
+    "ui_base_uri_domains": 8_192,
+    "ui_permissions": 1_024,
 }
+MAX_UI_TEMPLATE_CHARS = 262_144
+MAX_UI_ORIGINS = 32
 MAX_ICONS = 8
-TEXT_FIELDS = ("name", "title", "description", "annotation_title", "handler_key", "rate_limit", "task_support")
+TEXT_FIELDS = (
+    "name",
+    "title",
+    "description",
+    "annotation_title",
+    "handler_key",
+    "rate_limit",
+    "task_support",
+    "ui_template",
+    "ui_template_name",
+    "ui_domain",
+)
 ICON_SCHEMES = ("https:", "data:")
 ICON_KEYS = frozenset({"src", "mimeType", "sizes", "theme"})
 
@@ -120,9 +140,26 @@ BINDING_FIELDS: tuple[str, ...] = (
     *APPROVAL_FIELDS,
 )
 """How a call runs: the handler kind, its config, the rate limit, the audit redactions, approval."""
+UI_CSP_FIELDS: dict[str, str] = {
+    "ui_connect_domains": "connectDomains",
+    "ui_resource_domains": "resourceDomains",
+    "ui_frame_domains": "frameDomains",
+    "ui_base_uri_domains": "baseUriDomains",
+}
+"""The CSP origin lists of a tool's UI, by the ``_meta.ui.csp`` key each one fills."""
+UI_FIELDS: tuple[str, ...] = (
+    "ui_template",
+    "ui_template_name",
+    "ui_visibility",
+    *UI_CSP_FIELDS,
+    "ui_permissions",
+    "ui_prefers_border",
+    "ui_domain",
+)
+"""The tool's MCP Apps view (the admin's UI group): its template, who may call it, its CSP."""
 ACCESS_FIELDS: tuple[str, ...] = ("enabled", "required_scopes")
 """Who sees the tool at all."""
-EDITABLE_FIELDS: tuple[str, ...] = WIRE_FIELDS + BINDING_FIELDS + ACCESS_FIELDS
+EDITABLE_FIELDS: tuple[str, ...] = WIRE_FIELDS + BINDING_FIELDS + UI_FIELDS + ACCESS_FIELDS
 
 
 class TaskSupport(models.TextChoices):
@@ -132,6 +169,22 @@ class TaskSupport(models.TextChoices):
 
 
 assert tuple(TaskSupport.values) == TASK_SUPPORT_VALUES
+
+
+class UiVisibility(models.TextChoices):
+    BOTH = "", _("The model and the app (default)")
+    MODEL = "model", _("The model only")
+    APP = "app", _("The app only (hidden from the model)")
+
+
+class UiPermission(models.TextChoices):
+    CAMERA = "camera", _("Camera")
+    MICROPHONE = "microphone", _("Microphone")
+    GEOLOCATION = "geolocation", _("Geolocation")
+    CLIPBOARD_WRITE = "clipboardWrite", _("Clipboard write")
+
+
+assert tuple(UiPermission.values) == PERMISSIONS
 
 
 class Tool(models.Model):
@@ -212,6 +265,62 @@ class Tool(models.Model):
         blank=True,
         validators=[MinValueValidator(1)],
         help_text=_("How long a call waits for a decision; empty: the site default (APPROVAL_TIMEOUT)."),
+    )
+    ui_template = models.TextField(
+        _("UI template"),
+        blank=True,
+        help_text=_(
+            "A Django template of the tool's MCP Apps view, rendered in a sandbox (no {% load %}, "
+            "{% include %} or {% extends %}; autoescaped). A fragment is wrapped in a complete HTML5 "
+            "document with the app bridge; see the how-to MCP Apps."
+        ),
+    )
+    ui_template_name = models.CharField(
+        _("UI template path"),
+        max_length=200,
+        blank=True,
+        help_text=_("Or: the path of a template in the site's templates (e.g. books/list_ui.html)."),
+    )
+    ui_visibility = models.CharField(
+        _("UI visibility"),
+        max_length=8,
+        blank=True,
+        choices=UiVisibility.choices,
+        default=UiVisibility.BOTH,
+        help_text=_("Who may call the tool: an app-only tool is left out of the tools a model sees."),
+    )
+    ui_connect_domains = models.JSONField(
+        _("connect domains"),
+        default=list,
+        blank=True,
+        help_text=_("Origins the view may fetch from (CSP connect-src), e.g. https://api.example.com."),
+    )
+    ui_resource_domains = models.JSONField(
+        _("resource domains"),
+        default=list,
+        blank=True,
+        help_text=_("Origins of scripts, styles, images, fonts and media (e.g. https://*.example.com)."),
+    )
+    ui_frame_domains = models.JSONField(
+        _("frame domains"), default=list, blank=True, help_text=_("Origins the view may embed in iframes.")
+    )
+    ui_base_uri_domains = models.JSONField(
+        _("base URI domains"), default=list, blank=True, help_text=_("Origins allowed as the document's base URI.")
+    )
+    ui_permissions = models.JSONField(
+        _("UI permissions"),
+        default=list,
+        blank=True,
+        help_text=_("Browser features the view asks the host for: camera, microphone, geolocation, clipboardWrite."),
+    )
+    ui_prefers_border = models.BooleanField(
+        _("prefers border"), null=True, blank=True, help_text=_("Whether the host draws a border; empty: host decides.")
+    )
+    ui_domain = models.CharField(
+        _("UI domain"),
+        max_length=253,
+        blank=True,
+        help_text=_("A dedicated sandbox origin for the view, in the host's format (host-specific)."),
     )
     version = models.PositiveIntegerField(_("version"), default=1, editable=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
@@ -350,9 +459,53 @@ class Tool(models.Model):
             isinstance(n, str) for n in self.sensitive_arguments
         ):
             errors.setdefault("sensitive_arguments", []).append("A list of argument names (strings).")
+        for field, messages in ui_problems(self, oversized).items():
+            errors.setdefault(field, []).extend(messages)
         errors = {field: messages for field, messages in errors.items() if messages}
         if errors:
             raise ValidationError(errors)
+
+    @property
+    def has_ui(self) -> bool:
+        return bool(self.ui_template or self.ui_template_name)
+
+
+def ui_problems(tool: Tool, oversized: Collection[str] = ()) -> dict[str, list[str]]:
+    """What is wrong with a tool's UI fields: each CSP list holds origins, the permissions are
+    known names, the template is bounded, and the UI's settings need a UI to apply to."""
+    errors: dict[str, list[str]] = {}
+    for field in UI_CSP_FIELDS:
+        value = getattr(tool, field)
+        if field in oversized:
+            continue
+        if not isinstance(value, list):
+            errors[field] = ["A list of origins."]
+            continue
+        if len(value) > MAX_UI_ORIGINS:
+            errors[field] = [f"At most {MAX_UI_ORIGINS} origins ({len(value)} given)."]
+            continue
+        found = [p for p in map(origin_problem, value) if p is not None]
+        if found:
+            errors[field] = found
+    permissions = tool.ui_permissions
+    if "ui_permissions" not in oversized and (
+        not isinstance(permissions, list) or not all(p in PERMISSIONS for p in permissions)
+    ):
+        errors["ui_permissions"] = [f"A list of names among {', '.join(PERMISSIONS)}."]
+    if tool.ui_domain:
+        problem = domain_problem(tool.ui_domain)
+        if problem is not None:
+            errors["ui_domain"] = [problem]
+    if isinstance(tool.ui_template, str) and len(tool.ui_template) > MAX_UI_TEMPLATE_CHARS:
+        errors["ui_template"] = [f"At most {MAX_UI_TEMPLATE_CHARS} characters ({len(tool.ui_template)} given)."]
+    if tool.ui_template and tool.ui_template_name:
+        errors["ui_template_name"] = ["Give a template or a template path, not both."]
+    if tool.ui_visibility == UiVisibility.APP and not tool.has_ui:
+        errors["ui_visibility"] = ["An app-only tool needs a UI (a template or a template path)."]
+    if "ui_template" not in errors and "ui_template_name" not in errors and tool.has_ui:
+        for field, messages in template_problems(tool.ui_template, tool.ui_template_name).items():
+            errors.setdefault(field, []).extend(messages)
+    return errors
 
 
 _batch: ContextVar[list[bool] | None] = ContextVar("mcp_tools_catalog_batch", default=None)

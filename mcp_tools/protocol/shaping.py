@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .apps import UiLink
 from .versions import Revision
 
 __all__ = [
@@ -37,6 +38,7 @@ class ToolSpec:
     annotations: dict[str, Any] = field(default_factory=dict)
     icons: tuple[dict[str, Any], ...] = ()
     task_support: str = "forbidden"
+    ui: UiLink | None = None  # MCP Apps: its view, shown only to clients that declared the extension
 
     @property
     def object_output(self) -> bool:
@@ -52,7 +54,7 @@ def output_schema_for(spec: ToolSpec, rev: Revision) -> dict[str, Any] | None:
     return None
 
 
-def shape_tool(spec: ToolSpec, rev: Revision, *, tasks_enabled: bool = False) -> dict[str, Any]:
+def shape_tool(spec: ToolSpec, rev: Revision, *, tasks_enabled: bool = False, apps: bool = False) -> dict[str, Any]:
     tool: dict[str, Any] = {"name": spec.name}
     if spec.title and rev.title_and_output_schema:
         tool["title"] = spec.title
@@ -70,6 +72,10 @@ def shape_tool(spec: ToolSpec, rev: Revision, *, tasks_enabled: bool = False) ->
     # T-16: advertise "optional"/"required" only where the server declares core tasks.
     if rev.core_tasks and tasks_enabled and spec.task_support != "forbidden":
         tool["execution"] = {"taskSupport": spec.task_support}
+    # MCP Apps: "If host does not support MCP Apps, tool behaves as standard tool": the link to
+    # the view goes only to a client that declared io.modelcontextprotocol/ui.
+    if apps and spec.ui is not None:
+        tool["_meta"] = spec.ui.meta()
     return tool
 
 

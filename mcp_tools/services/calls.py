@@ -149,8 +149,13 @@ class ToolCall:
     def find_tool(self) -> CompiledTool:
         catalog = get_catalog()
         self.ex.principal = catalog.entitled(self.ex.principal)  # handlers and tasks get the expanded scopes
-        self.tool = find_tool(self.name, self.ex.principal, catalog)
-        return self.tool
+        tool = find_tool(self.name, self.ex.principal, catalog)
+        if not tool.model_visible and not self.ex.apps_declared():
+            # MCP Apps: an app-only tool is "callable by the app"; a client without the
+            # extension has no app, so the tool answers as one that does not exist.
+            raise e.invalid_params(f"Unknown tool: {self.name}")
+        self.tool = tool
+        return tool
 
     def read_arguments(self, tool: CompiledTool) -> None:
         arguments = self.given_arguments

@@ -18,7 +18,7 @@ from ..protocol.jsonrpc import Message, Notification, Request, encode_error, enc
 from ..protocol.negotiation import LOG_LEVELS
 from ..protocol.versions import Revision
 from ..tasking import StillWorking, tasks_enabled
-from . import calls, tasks, tools
+from . import calls, resources, tasks, tools
 from .exchange import Exchange, complete
 from .identity import capabilities, modern_meta
 from .sessions import cancel_request, mark_initialized, set_log_level
@@ -156,7 +156,8 @@ def _discover(req: Request, ex: Exchange) -> bytes:
     result: dict[str, Any] = {
         "resultType": "complete",
         "supportedVersions": list(v.SUPPORTED_VERSIONS),
-        "capabilities": capabilities(ex.revision, ex.asgi),
+        # What this request's clientCapabilities declared: MCP Apps is offered to its clients only.
+        "capabilities": capabilities(ex.revision, ex.asgi, apps=ex.apps_declared()),
         "ttlMs": mcp_settings.DISCOVER_TTL_MS,
         "cacheScope": "public",
         "_meta": modern_meta(),
@@ -187,6 +188,10 @@ METHODS: dict[str, Method] = {
     "server/discover": Method(_discover, frozenset({MODERN})),
     "tools/list": Method(tools.list_tools, _BOTH),
     "tools/call": Method(calls.call_tool, _BOTH, MethodTraits(streams=True)),
+    # MCP Apps: the tools' ui:// views, for clients that declared io.modelcontextprotocol/ui.
+    "resources/read": Method(resources.read_resource, _BOTH),
+    "resources/list": Method(resources.list_resources, _BOTH),
+    "resources/templates/list": Method(resources.list_resource_templates, _BOTH),
     # Served by the transport's listen stream (transport.streams.serve_listen).
     "subscriptions/listen": Method(None, frozenset({MODERN}), MethodTraits(subscribes=True)),
     "tasks/get": Method(tasks.get, _CORE_AND_EXTENSION),

@@ -8,12 +8,14 @@ from typing import Any
 
 from ..cancel import CancelFlag
 from ..models import McpSession
+from ..protocol import apps as apps_wire
 from ..protocol.jsonrpc import Request, encode_result
 from ..protocol.negotiation import ModernRequestMeta
 from ..protocol.versions import Revision
 from ..tasking import ResultWatch
 from ..types import Principal
 from .identity import modern_meta
+from .sessions import declared_capabilities
 
 __all__ = ["Exchange", "complete"]
 
@@ -38,6 +40,19 @@ class Exchange:
     # The most bytes this request's answer may have (0: MAX_RESPONSE_BYTES); a batch gives each
     # item what is left of the bound.
     max_bytes: int = 0
+    # MCP Apps: whether the client declared io.modelcontextprotocol/ui (None: not read yet; the
+    # admin's Try it, a host itself, sets True).
+    apps: bool | None = None
+
+    def apps_declared(self) -> bool:
+        """Whether the client declared MCP Apps: this request's capabilities (2026-07-28) or the
+        session's (read once, only when asked: few requests need it)."""
+        if self.apps is None:
+            if self.modern is not None:
+                self.apps = apps_wire.client_declared(self.modern.client_capabilities)
+            else:
+                self.apps = self.session is not None and apps_wire.client_declared(declared_capabilities(self.session))
+        return self.apps
 
 
 def complete(req: Request, ex: Exchange, result: dict[str, Any]) -> bytes:

@@ -12,6 +12,7 @@ from ..auth import get_auth_backend
 from ..catalog import get_catalog
 from ..conf import mcp_settings, reset_on_change
 from ..notify.backends import NullNotifier, get_notifier
+from ..protocol import apps as apps_wire
 from ..protocol import tasks as task_wire
 from ..protocol import versions as v
 from ..protocol.versions import Revision
@@ -42,13 +43,22 @@ def list_changed_supported(asgi: bool) -> bool:
     return asgi and not isinstance(get_notifier(), NullNotifier)
 
 
-def capabilities(rev: Revision, asgi: bool) -> dict[str, Any]:
+def capabilities(rev: Revision, asgi: bool, *, apps: bool = False) -> dict[str, Any]:
+    """What the server offers; ``apps``: the client declared MCP Apps, so it is told of the
+    extension and of the ``resources`` its views are read from (no one else is: they are the
+    tools' views, and "If host does not support MCP Apps, tool behaves as standard tool")."""
     caps: dict[str, Any] = {"logging": {}, "tools": {"listChanged": list_changed_supported(asgi)}}
+    extensions: dict[str, Any] = {}
     if tasks_enabled():
         if rev.core_tasks:
             caps["tasks"] = task_wire.core_capabilities()
         if rev.tasks_extension:
-            caps["extensions"] = task_wire.ext_capabilities()
+            extensions.update(task_wire.ext_capabilities())
+    if apps:
+        caps["resources"] = {}
+        extensions[apps_wire.EXTENSION] = apps_wire.server_capability()
+    if extensions:
+        caps["extensions"] = extensions
     return caps
 
 

@@ -13,6 +13,7 @@ from .. import cancel, telemetry
 from ..cancel import CancelFlag
 from ..conf import mcp_settings
 from ..models import McpSession
+from ..protocol import apps as apps_wire
 from ..protocol import errors as e
 from ..protocol import versions as v
 from ..protocol.errors import McpError
@@ -60,7 +61,7 @@ def _create_session(req: Request, principal: Principal, *, asgi: bool) -> tuple[
     )
     result: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": capabilities(rev, asgi),
+        "capabilities": capabilities(rev, asgi, apps=apps_wire.client_declared(session.client_capabilities)),
         "serverInfo": server_info(rev),
     }
     if mcp_settings.INSTRUCTIONS:

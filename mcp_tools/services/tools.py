@@ -55,6 +55,8 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
         render,
         tasks_enabled=tasks_enabled(),
         max_bytes=mcp_settings.MAX_RESPONSE_BYTES,
+        # Asked only when some tool has a view: otherwise the pages are the same for every client.
+        apps=catalog.has_ui and ex.apps_declared(),
     )
     return encode_raw_result(req.id, body)
 

@@ -36,6 +36,7 @@ class BookTools(ModelToolset):
     group_by_fields = ["genre", "author", "in_stock"]
     actions = ["mark_out_of_stock", "clear_tags"]  # of BookAdmin (library/admin.py)
     destructive_actions = ["clear_tags"]
+    ui = True  # MCP Apps: the generated table, detail and form views
     required_scopes = {
         "list": ["library:read"],
         "get": ["library:read"],

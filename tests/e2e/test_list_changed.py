@@ -534,3 +534,35 @@ def test_server_shutdown_ends_listen_streams_gracefully(tmp_path: Path) -> None:
     assert final["result"]["resultType"] == "complete"
     assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 1
     assert elapsed < 5
+
+
+def test_a_new_view_is_heard_of_and_read(fleet: tuple[LiveServer, LiveServer]) -> None:
+    """UI-1, UI-4 (MCP Apps): a view given to a tool on B is a catalog change: a listener on A
+    declaring the extension hears list_changed, and then reads the new ui:// resource there."""
+    a, b = fleet
+    apps = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/ui": {
+        "mimeTypes": ["text/html;profile=mcp-app"]}}}}  # fmt: skip
+    headers = {**ACCEPT, "X-Test-User": ALICE, "MCP-Protocol-Version": MODERN}
+
+    def post(method: str, params: dict[str, Any], **extra: str) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": 3, "method": method, "params": {**params, "_meta": modern_meta(**apps)}}
+        message = httpx.post(a.url, json=body, headers={**headers, "Mcp-Method": method, **extra}).json()
+        check_message(MODERN, message, method)
+        return dict(message)
+
+    listener = Listener(a, ALICE)
+    try:
+        b.manage("shell", "-c", (
+            "from mcp_tools.models import Tool; t = Tool.objects.get(name='echo'); "
+            "t.ui_template = '<p>echo view {{ tool.name }}</p>'; t.full_clean(); t.save()"
+        ))  # fmt: skip
+        assert listener.wait_change(), "no list_changed for the new view"
+        tools = {t["name"]: t for t in post("tools/list", {})["result"]["tools"]}
+        assert tools["echo"]["_meta"] == {"ui": {"resourceUri": "ui://tools/echo"}}
+        read = post("resources/read", {"uri": "ui://tools/echo"}, **{"Mcp-Name": "ui://tools/echo"})
+        assert "<p>echo view echo</p>" in read["result"]["contents"][0]["text"]
+    finally:
+        listener.close()
+        b.manage("shell", "-c", (
+            "from mcp_tools.models import Tool; t = Tool.objects.get(name='echo'); t.ui_template = ''; t.save()"
+        ))  # fmt: skip

@@ -44,6 +44,12 @@ def _make_tools(count: int) -> None:
             handler_config={"prefix": f"p{i}"} if i % 2 else {},
             rate_limit="10/m" if i % 6 == 0 else "",
             sensitive_arguments=["secret"] if i % 8 == 0 else [],
+            # MCP Apps: a view on some, with its CSP, permissions and visibility.
+            ui_template="<p>{{ tool.name }}</p>" if i % 9 == 0 else "",
+            ui_visibility="app" if i % 18 == 0 else "",
+            ui_connect_domains=["https://api.example.com"] if i % 9 == 0 else [],
+            ui_permissions=["camera"] if i % 27 == 0 else [],
+            ui_prefers_border=True if i % 9 == 0 else None,
         )
         if i % 2:
             tool.required_scopes.add(write)
@@ -131,3 +137,24 @@ def test_updates_by_name_record_the_importer_and_dry_runs_write_nothing() -> Non
     latest = ToolRevision.objects.first()
     assert latest is not None
     assert (latest.source, latest.changed, latest.data["description"]) == ("import", ["description"], "new")
+
+
+def test_a_view_with_bad_fields_is_refused_on_import() -> None:
+    """The UI fields are checked on import like in the admin: types, origins, the template."""
+    document = {
+        "format": FORMAT,
+        "version": 1,
+        "tools": [
+            {"name": "v1", "handler_key": "demo.echo", "ui_template": "{% load static %}"},
+            {"name": "v2", "handler_key": "demo.echo", "ui_template": "<p></p>", "ui_connect_domains": "x"},
+            {"name": "v3", "handler_key": "demo.echo", "ui_template": "<p></p>", "ui_frame_domains": ["*"]},
+        ],
+    }
+    with pytest.raises(ImportRejected) as caught:
+        import_tools(document)
+    text = "\n".join(caught.value.problems)
+    assert "v1" in text
+    assert "Template error" in text
+    assert "ui_connect_domains: must be a list" in text
+    assert "is not an origin" in text
+    assert not Tool.objects.filter(name__startswith="v").exists()

@@ -37,19 +37,23 @@ def _served(version: str) -> set[str]:
     return {name for name, entry in METHODS.items() if entry.serve is not None and entry.served(rev)}
 
 
+# MCP Apps: every revision serves them, to clients that declared the extension (services.resources).
+RESOURCES = {"resources/read", "resources/list", "resources/templates/list"}
+
+
 def test_each_revision_serves_its_methods() -> None:
     with override_settings(MCP_TOOLS={"TASKS_ENABLED": True}):
-        assert _served(v.V2025_06_18) == {"ping", "tools/list", "tools/call", "logging/setLevel"}
+        assert _served(v.V2025_06_18) == {"ping", "tools/list", "tools/call", "logging/setLevel"} | RESOURCES
         assert _served(v.V2025_11_25) == {
             "ping", "tools/list", "tools/call", "logging/setLevel",
             "tasks/get", "tasks/result", "tasks/list", "tasks/cancel",
-        }  # fmt: skip
+        } | RESOURCES  # fmt: skip
         assert _served(v.V2026_07_28) == {
             "server/discover", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel",
-        }  # fmt: skip
+        } | RESOURCES  # fmt: skip
     with override_settings(MCP_TOOLS={"TASKS_ENABLED": False}):
-        assert _served(v.V2025_11_25) == {"ping", "tools/list", "tools/call", "logging/setLevel"}
-        assert _served(v.V2026_07_28) == {"server/discover", "tools/list", "tools/call"}
+        assert _served(v.V2025_11_25) == {"ping", "tools/list", "tools/call", "logging/setLevel"} | RESOURCES
+        assert _served(v.V2026_07_28) == {"server/discover", "tools/list", "tools/call"} | RESOURCES
 
 
 def test_the_traits_the_transport_reads() -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference" / "requirements.md"
 # The families of the digest: versions, lifecycle (legacy, draft), HTTP, tools, 2025-11-25 tasks,
-# the tasks extension, authorization, cancellation, progress, ping, logging and pagination.
-CITED = re.compile(r"\b(?:V|L|LD|LG|H|T|T11|TX|A|C|P|PA|PG)-[DS]?\d+\b")
+# the tasks extension, authorization, cancellation, progress, ping, logging, pagination and MCP Apps.
+CITED = re.compile(r"\b(?:V|L|LD|LG|H|T|T11|TX|A|C|P|PA|PG|UI)-[DS]?\d+\b")
 DEFINED = re.compile(r"^\| <span id=\"[a-z0-9-]+\"></span>`([A-Z0-9]+-[A-Z]?\d+)` \|", re.MULTILINE)
 
 

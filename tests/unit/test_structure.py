@@ -90,7 +90,7 @@ def test_derived_caches_follow_the_settings() -> None:
 
 def test_one_list_of_a_tools_fields_serves_the_form_and_the_catalog() -> None:
     from mcp_tools.admin.forms import TOOL_FIELDSETS, ToolForm
-    from mcp_tools.models import BINDING_FIELDS, EDITABLE_FIELDS, WIRE_FIELDS, Tool
+    from mcp_tools.models import BINDING_FIELDS, EDITABLE_FIELDS, UI_FIELDS, WIRE_FIELDS, Tool
 
     arranged = [name for _, options in TOOL_FIELDSETS for name in options["fields"]]
     assert sorted(arranged) == sorted(EDITABLE_FIELDS)
@@ -98,8 +98,8 @@ def test_one_list_of_a_tools_fields_serves_the_form_and_the_catalog() -> None:
     assert tuple(ToolForm._meta.fields or ()) == EDITABLE_FIELDS
     columns = {f.name for f in Tool._meta.get_fields()}
     assert set(EDITABLE_FIELDS) <= columns
-    # The catalog compiles a tool from exactly the wire and binding columns (plus pk, version).
-    row: dict[str, Any] = dict.fromkeys((*WIRE_FIELDS, *BINDING_FIELDS))
+    # The catalog compiles a tool from exactly the wire, binding and UI columns (plus pk, version).
+    row: dict[str, Any] = dict.fromkeys((*WIRE_FIELDS, *BINDING_FIELDS, *UI_FIELDS))
     row.update(pk=1, version=3, name="t", title="", description="", input_schema={"type": "object"})
     row.update(annotation_title="", task_support="forbidden", handler_key="k", handler_config={})
     tool = compile_tool(row)

@@ -35,7 +35,15 @@ HINTS: dict[str, tuple[bool, bool, bool]] = {
     "update": (False, False, True),
     "delete": (False, True, True),
 }
-OWNED = ("handler_key", "handler_config", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
+OWNED = (
+    "handler_key",
+    "handler_config",
+    "read_only_hint",
+    "destructive_hint",
+    "idempotent_hint",
+    "open_world_hint",
+    "ui_template_name",
+)
 ADMIN_EDITABLE = ("name", "title", "description", "annotation_title", "enabled", "rate_limit", "task_support")
 
 
@@ -103,6 +111,7 @@ def row_values(toolset: ModelToolset, operation: str) -> dict[str, Any]:
         "destructive_hint": destructive,
         "idempotent_hint": idempotent,
         "open_world_hint": False,
+        "ui_template_name": toolset.ui_template_name(operation),
     }
 
 
@@ -134,6 +143,7 @@ def action_row_values(toolset: ModelToolset, name: str) -> dict[str, Any]:
         "destructive_hint": action.destructive,
         "idempotent_hint": False,
         "open_world_hint": False,
+        "ui_template_name": "",
     }
 
 
@@ -197,6 +207,8 @@ def _sync_one(
             before = _snapshot(tool)
             for name in OWNED + (ADMIN_EDITABLE if reset else ()) + (("enabled",) if enable else ()):
                 setattr(tool, name, values[name])
+            if tool.ui_template:
+                tool.ui_template_name = ""  # a view written in the admin replaces the generated one
             tool.full_clean()  # the kind derives the schemas again
             changed = _snapshot(tool) != before
             if changed:

@@ -39,6 +39,13 @@ if TYPE_CHECKING:
     from ...types import Principal
 
 OPERATIONS: tuple[str, ...] = ("list", "get", "create", "update", "delete", "aggregate")
+# The generated MCP Apps views (templates/mcp_tools/drf/ui/), per operation that has one.
+UI_TEMPLATES: dict[str, str] = {
+    "list": "mcp_tools/drf/ui/list.html",
+    "get": "mcp_tools/drf/ui/detail.html",
+    "create": "mcp_tools/drf/ui/form.html",
+    "update": "mcp_tools/drf/ui/form.html",
+}
 READS = frozenset({"list", "get", "aggregate"})
 # Django's default model permissions, per operation.
 PERMISSION_ACTIONS = {
@@ -181,6 +188,8 @@ class ModelToolset:
     max_action_ids: int = 100
     confirm_destructive: str = "ask"
     revision: int = 0  # a toolset defined in the admin: its row's revision (0: declared in code)
+    # MCP Apps: generated views for list/get/create/update (True: all of those the toolset has).
+    ui: bool | Sequence[str] = False
 
     # ------------------------------------------------------------------ identity
 
@@ -206,6 +215,12 @@ class ModelToolset:
         """The rows the principal may reach (list, get, update, delete, aggregate); override for
         row-level rules, e.g. ``.filter(owner=principal.user)``."""
         return self.model._default_manager.all()
+
+    def ui_template_name(self, operation: str) -> str:
+        """The generated view of an operation's tool ("" for none): opt-in with ``ui``."""
+        if self.ui is True or (not isinstance(self.ui, bool) and operation in self.ui):
+            return UI_TEMPLATES.get(operation, "")
+        return ""
 
     def get_required_permissions(self, operation: str) -> list[str]:
         """The Django permissions a user needs for ``operation`` (tools are hidden otherwise)."""
@@ -337,6 +352,12 @@ class ModelToolset:
         wrong = [op for op in self.operations if op not in OPERATIONS]
         if wrong or not self.operations:
             raise self._error(f"operations: {wrong or '(none)'} not among {list(OPERATIONS)}")
+        if not isinstance(self.ui, bool):
+            unknown = [op for op in self.ui if op not in UI_TEMPLATES or op not in self.operations]
+            if unknown:
+                raise self._error(
+                    f"ui: {unknown} are not operations of this toolset with a view ({list(UI_TEMPLATES)})"
+                )
         if self.serializer_class is None and self.fields is None and not self.exclude:
             raise self._error('set fields (a list, or "__all__"), exclude, or serializer_class')
         for name in (

@@ -1,0 +1,126 @@
+"""A tool's view (MCP Apps) edited in the admin: form fields, preview, the served document and
+the preview host's calls; the edit reaches MCP clients as a new catalog version (UI-1, UI-4, UI-7)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from mcp_tools.models import CatalogVersion, Tool, ToolRevision
+from mcp_tools.protocol.apps import host_csp
+from tests.integration.test_admin_editor import ADD, FORM, LIST
+from tests.mcp_client import APPS_CAPABILITIES, Mcp
+
+UI_FORM = {
+    **FORM,
+    "ui_template": "<h1>{{ tool.title }}</h1><p data-mcp-text='text'></p>",
+    "ui_template_name": "",
+    "ui_visibility": "",
+    "ui_connect_domains": "https://api.example.com",
+    "ui_resource_domains": "https://*.cdn.example.com, https://fonts.example.com",
+    "ui_frame_domains": "",
+    "ui_base_uri_domains": "",
+    "ui_permissions": ["clipboardWrite"],
+    "ui_prefers_border": "true",
+    "ui_domain": "",
+}
+
+
+@pytest.fixture
+def admin_client(client: Client, db: None) -> Client:
+    client.force_login(get_user_model().objects.create_superuser("root", "root@example.com", "pw"))
+    return client
+
+
+def test_an_admin_gives_a_tool_a_view_and_clients_get_it(admin_client: Client) -> None:
+    mcp = Mcp(admin_client)
+    mcp.initialize("2025-11-25", capabilities=APPS_CAPABILITIES)
+    before = CatalogVersion.current()
+    response = admin_client.post(ADD, UI_FORM)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    tool = Tool.objects.get(name="greet")
+    assert tool.ui_resource_domains == ["https://*.cdn.example.com", "https://fonts.example.com"]
+    assert (tool.ui_permissions, tool.ui_prefers_border) == (["clipboardWrite"], True)
+    assert CatalogVersion.current() > before  # list_changed goes out for it, as for any tool edit
+    assert "ui_template" in ToolRevision.objects.filter(tool_pk=tool.pk).latest("pk").data
+    listed = {t["name"]: t for t in mcp.call("tools/list")["tools"]}
+    assert listed["greet"]["_meta"] == {"ui": {"resourceUri": "ui://tools/greet"}}
+    (item,) = mcp.call("resources/read", {"uri": "ui://tools/greet"})["contents"]
+    assert "<h1>Greeter</h1>" in item["text"]
+    # The change page previews it in a sandboxed iframe with the CSP a host would build.
+    page = admin_client.get(f"{LIST}{tool.pk}/change/").content.decode()
+    assert "data-mcp-ui-host" in page
+    assert "mcp_tools/ui_host.js" in page  # the official AppBridge, bundled (static)
+    config = json.loads(page.split('<script id="mcp-ui-config" type="application/json">')[1].split("</script>")[0])
+    assert (config["src"], config["trial"]) == (f"{LIST}{tool.pk}/ui/", None)
+    assert '"resourceUri": "ui://tools/greet"' in page.replace("&quot;", '"')  # the tools/list preview
+    document = admin_client.get(f"{LIST}{tool.pk}/ui/")
+    assert document["Content-Type"] == "text/html; charset=utf-8"
+    assert document.content.decode() == item["text"]
+    csp = document["Content-Security-Policy"]
+    assert csp == host_csp(_meta(item)) + "; sandbox allow-scripts"
+    assert "connect-src 'self' https://api.example.com" in csp
+    assert "script-src 'self' 'unsafe-inline' https://*.cdn.example.com https://fonts.example.com" in csp
+    assert "frame-src 'none'" in csp
+    assert document["X-Frame-Options"] == "SAMEORIGIN"
+
+
+def _meta(item: dict[str, Any]) -> Any:
+    from mcp_tools.protocol.apps import UiResourceMeta
+
+    ui = item["_meta"]["ui"]
+    return UiResourceMeta.build(ui.get("csp", {}), list(ui.get("permissions", {})), "", ui.get("prefersBorder"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("ui_connect_domains", "'unsafe-eval'", "is not an origin"),
+        ("ui_frame_domains", "http://example.com", "only for localhost"),
+        ("ui_template", "{% load static %}", "Template error"),
+        ("ui_template", "{% include 'admin/base.html' %}", "Template error"),
+        ("ui_template_name", "no/such.html", "No template"),
+        ("ui_domain", "a b", "is not a host name"),
+    ],
+)
+def test_the_ui_fields_refuse_bad_values(admin_client: Client, field: str, value: str, message: str) -> None:
+    data = {**UI_FORM, field: value}
+    if field == "ui_template_name":
+        data["ui_template"] = ""
+    response = admin_client.post(ADD, data)
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert message in " ".join(errors.get(field, [])), errors
+
+
+def test_try_it_feeds_the_view_and_its_calls_go_through_the_admin(admin_client: Client) -> None:
+    assert admin_client.post(ADD, UI_FORM).status_code == 302
+    tool = Tool.objects.get(name="greet")
+    page = admin_client.post(f"{LIST}{tool.pk}/try/", {"arguments": '{"text": "x"}', "protocol_version": "2025-11-25"})
+    html = page.content.decode()
+    assert "data-mcp-ui-host" in html
+    config = json.loads(html.split('<script id="mcp-ui-config" type="application/json">')[1].split("</script>")[0])
+    assert config["callUrl"] == f"{LIST}{tool.pk}/ui/call/"
+    assert config["protocolVersion"] == "2025-11-25"
+    trial = config["trial"]
+    assert trial["arguments"] == {"text": "x"}
+    assert trial["result"]["content"][0]["text"] == "hi x"
+    # The preview host's tools/call: a Try it call, answered with the JSON-RPC response.
+    answer = admin_client.post(
+        f"{LIST}{tool.pk}/ui/call/", {"name": "greet", "arguments": {"text": "y"}}, content_type="application/json"
+    ).json()
+    assert answer["result"]["content"][0]["text"] == "hi y"
+    refused = admin_client.post(f"{LIST}{tool.pk}/ui/call/", "[]", content_type="application/json")
+    assert refused.status_code == 400
+    assert admin_client.get(f"{LIST}{tool.pk}/ui/call/").status_code == 405
+
+
+def test_a_tool_without_a_view_has_no_preview(admin_client: Client) -> None:
+    assert admin_client.post(ADD, FORM).status_code == 302
+    tool = Tool.objects.get(name="greet")
+    assert admin_client.get(f"{LIST}{tool.pk}/ui/").status_code == 404
+    assert "data-mcp-ui-host" not in admin_client.get(f"{LIST}{tool.pk}/change/").content.decode()
