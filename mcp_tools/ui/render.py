@@ -11,6 +11,7 @@ either, since a sandboxed view can load nothing the CSP does not declare.
 
 from __future__ import annotations
 
+import copy
 import re
 import threading
 from collections import OrderedDict
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from django.template import Context, Engine, TemplateDoesNotExist, TemplateSyntaxError, loader
+
+from . import library
 
 __all__ = ["MAX_DOCUMENT_BYTES", "SandboxEngine", "UiSource", "render_document", "template_problems"]
 
@@ -76,13 +79,15 @@ class UiSource:
     resource_uri: str = ""
 
     def context(self) -> dict[str, Any]:
+        """Copies: a template may call a value's methods (``dict.clear`` too), and the schemas
+        are the catalog's own, shared by every request of the process."""
         return {
             "tool": {
                 "name": self.name,
                 "title": self.title or self.name,
                 "description": self.description,
-                "input_schema": self.input_schema,
-                "output_schema": self.output_schema,
+                "input_schema": copy.deepcopy(self.input_schema),
+                "output_schema": copy.deepcopy(self.output_schema),
                 "resource_uri": self.resource_uri,
             }
         }
@@ -133,13 +138,18 @@ def render_document(source: UiSource) -> str:
 
 def _render_body(source: UiSource) -> str:
     context = source.context()
+    token = library.budget.set(library.Budget())
     try:
         if source.template:
             return sandbox().from_string(source.template).render(Context(context, autoescape=True))
         if source.template_name:
             return loader.get_template(source.template_name).render(context)
+    except library.ViewTooLarge as exc:
+        raise UiRenderError(f"The view is too large to render: {exc}.") from exc
     except Exception as exc:
         raise UiRenderError(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        library.budget.reset(token)
     raise UiRenderError("The tool has no UI.")
 
 

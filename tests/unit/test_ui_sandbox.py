@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from mcp_tools.models import Tool
 from mcp_tools.protocol import apps as apps_wire
 from mcp_tools.ui import UiSource, render_document, template_problems
-from mcp_tools.ui.render import reset
+from mcp_tools.ui.render import UiRenderError, reset
 
 _SOURCE = {"pk": 1, "version": 1, "name": "t", "title": "<b>T</b>", "description": "d", "resource_uri": "ui://tools/t"}
 
@@ -132,3 +132,76 @@ def test_the_wire_shapes_of_a_view() -> None:
     assert apps_wire.client_declared({"extensions": {apps_wire.EXTENSION: {"mimeTypes": [apps_wire.MIME_TYPE]}}})
     assert not apps_wire.client_declared({"extensions": {apps_wire.EXTENSION: {}}})
     assert not apps_wire.client_declared({"extensions": []})
+
+
+# ------------------------------------------------------------------ work and output are bounded (UI-4)
+
+
+def test_a_template_cannot_change_the_tool_it_renders() -> None:
+    """Django calls a context value's methods without arguments: ``dict.clear`` among them. The
+    view gets copies, so the catalog's own schema (shared by every request) stays whole."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    html = _render("{{ tool.input_schema.clear }}{{ tool.input_schema.properties.clear }}", input_schema=schema)
+    assert "<body>" in html
+    assert schema == {"type": "object", "properties": {"a": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["{{ tool.name|stringformat:'1000000000s' }}", "{% filter stringformat:'999999999s' %}x{% endfilter %}"],
+)
+def test_filters_that_make_huge_output_from_a_small_template_are_refused(template: str) -> None:
+    problems = template_problems(template, "")
+    assert list(problems) == ["ui_template"], template
+
+
+def _doubling(times: int) -> str:
+    """``{% with %}`` nested ``times`` deep, each doubling the string of the one outside."""
+    opening = "".join(f"{{% with v{i + 1}=v{i}|add:v{i} %}}" for i in range(times))
+    return "{% with v0=tool.name %}" + opening + f"{{{{ v{times} }}}}" + "{% endwith %}" * (times + 1)
+
+
+def test_doubling_a_string_stops_at_the_bound_before_memory_grows() -> None:
+    import tracemalloc
+
+    reset()
+    tracemalloc.start()
+    try:
+        with pytest.raises(UiRenderError, match="larger than"):
+            render_document(UiSource(**{**_SOURCE, "template": _doubling(27)}))  # 2**27 characters
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+def test_nested_loops_stop_at_the_work_bound() -> None:
+    """Three loops over 400 characters are 64 million iterations: refused after the budget."""
+    import time
+
+    letters = "x" * 400
+    template = f'{{% for a in "{letters}" %}}{{% for b in "{letters}" %}}{{% for c in "{letters}" %}}'
+    template += "{% endfor %}{% endfor %}{% endfor %}"
+    assert template_problems(template, "") == {}
+    started = time.monotonic()
+    with pytest.raises(UiRenderError, match="too much work"):
+        _render(template)
+    assert time.monotonic() - started < 5
+
+
+def test_a_loop_over_large_text_stops_at_the_output_bound() -> None:
+    body = "y" * 50_000
+    template = f'{{% for a in "{"x" * 1000}" %}}{body}{{% endfor %}}'  # 50 MB of output
+    with pytest.raises(UiRenderError, match="larger than"):
+        _render(template)
+
+
+def test_a_real_table_still_renders() -> None:
+    """The bounds leave room for what a view does: a 200-row table of 5 columns."""
+    template = (
+        "<table>{% for row in tool.input_schema.rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}"
+        "</tr>{% endfor %}</table>"
+    )
+    rows = [[f"r{r}c{c}" for c in range(5)] for r in range(200)]
+    html = _render(template, input_schema={"rows": rows})
+    assert html.count("<td>") == 1000
