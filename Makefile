@@ -13,6 +13,10 @@ XDIST ?= -n 2
 # and scale tests use their fixed seeds unless MCP_FUZZ_SEED, MCP_SOAK_SEED, MCP_SCALE_SEED say.
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
+# Bytecode caches (and pytest's rewritten test modules) are written even where the environment
+# says PYTHONDONTWRITEBYTECODE: without them every server, worker and command a test starts
+# compiles the project again, and every pytest process rewrites its plugins' asserts.
+unexport PYTHONDONTWRITEBYTECODE
 
 .DEFAULT_GOAL := help
 .PHONY: help install browser wrk run check test test-sqlite test-postgres test-e2e lint fuzz fuzz-replay \
