@@ -16,24 +16,27 @@ from tests.servers import LiveServer, run_server
 
 HERE = Path(__file__).parent
 
-# The e2e files by how long they take (seconds on an idle 2-core machine, serial run, in CI5 of
-# 2026-11-25), longest first; a file not named here runs after these, in name order.
+# The e2e files by how long they take (the durations of CI runs on 2026-11-25), longest first;
+# a file not named here runs after these, in name order.
 LONGEST_FIRST = (
     "test_list_changed.py",
     "test_scale.py",
-    "test_oauth_e2e.py",
     "test_fuzz.py",
+    "test_oauth_e2e.py",
     "test_admin_browser.py",
-    "test_soak.py",
-    "test_audit_flush.py",
-    "test_worker_loss.py",
-    "test_http_streams.py",
-    "test_builtin_kinds.py",
-    "test_stateful.py",
-    "test_approvals_e2e.py",
     "test_wheel.py",
+    "test_soak.py",
+    "test_apps_browser.py",
     "test_drf_sdk.py",
+    "test_worker_loss.py",
+    "test_audit_flush.py",
+    "test_http_streams.py",
+    "test_stateful.py",
+    "test_builtin_kinds.py",
+    "test_approvals_e2e.py",
     "test_tasks_worker.py",
+    "test_drf_read_lock.py",
+    "test_catalog_consistency.py",
 )
 
 
