@@ -1,6 +1,6 @@
 """End-to-end fixtures: a real uvicorn server with short-lived streams for stream tests.
 
-``make test-e2e`` runs these files on two pytest-xdist workers, a file at a time per worker
+``make test-e2e`` runs these files on three pytest-xdist workers, a file at a time per worker
 (``--dist loadfile --no-loadscope-reorder``), longest files first so the two finish together;
 the tests marked ``timing`` (they measure a latency) run after that, alone.
 """
