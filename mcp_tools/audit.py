@@ -27,7 +27,7 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import Any
 
-from django.db import connections, router, transaction
+from django.db import OperationalError, connections, router, transaction
 from django.db.models import Field
 from django.utils import timezone
 
@@ -143,6 +143,8 @@ def flush_due() -> None:
 
 # When the writer falls this many batches behind (a slow database), callers write themselves.
 _BACKLOG_BATCHES = 10
+# A batch the database refuses with an OperationalError is tried again after these pauses (s).
+_RETRY_PAUSES = (0.05, 0.2)
 
 
 class _Buffer:
@@ -213,10 +215,37 @@ class _Buffer:
                 self.full = False
             if not batch:
                 return
-            try:
-                _insert(batch)
-            except Exception:
-                logger.exception("Could not write %d audit events", len(batch))
+            for pause in (*_RETRY_PAUSES, None):
+                try:
+                    _insert(batch)
+                    return
+                except OperationalError:
+                    # Locked or busy (SQLite's lock outlasting its timeout, a lock in shared
+                    # cache mode, a dropped connection): try again shortly.
+                    if pause is None:
+                        break
+                    close_old_connections()
+                    time.sleep(pause)
+                except Exception:
+                    logger.exception("Could not write %d audit events", len(batch))
+                    return
+            self._put_back(batch)
+
+    def _put_back(self, batch: list[dict[str, Any]]) -> None:
+        """A batch the database refused for now waits for the next flush, before the rows that
+        came meanwhile; what is over the backlog bound (all but one batch of it, so that callers
+        do not each try a write the database refuses) is dropped, oldest first, and logged."""
+        bound = mcp_settings.AUDIT_FLUSH_ROWS * (_BACKLOG_BATCHES - 1)
+        with self.lock:
+            rows = batch + self.rows
+            dropped = max(0, len(rows) - bound)
+            self.rows = rows[dropped:]
+            if self.rows:
+                self.first_at = time.monotonic()  # the next try after AUDIT_FLUSH_SECONDS
+        if dropped:
+            logger.error("Could not write %d audit events: the database refused them (dropped)", dropped)
+        else:
+            logger.warning("Could not write %d audit events yet: the database refused them (kept)", len(batch))
 
     def forked(self) -> None:
         """In a forked child: the parent's rows are the parent's to write, its thread is gone."""
