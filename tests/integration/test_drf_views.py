@@ -39,11 +39,11 @@ def test_the_book_toolset_gets_generated_views(library: Mcp) -> None:
     (item,) = library.call("resources/read", {"uri": "ui://tools/list_book"})["contents"]
     check_apps("UiResourceContents", item)
     html = item["text"]
-    assert "window.mcpViews.list(" in html
+    assert 'window.mcpViews["list"](' in html
     assert '<script id="mcp-tool" type="application/json">' in html
     assert '"order_by"' in html  # the schemas the view is built from
     (form,) = library.call("resources/read", {"uri": "ui://tools/create_book"})["contents"]
-    assert "window.mcpViews.form(" in form["text"]
+    assert 'window.mcpViews["form"](' in form["text"]
     # The text fallback is unchanged: the view only reads structuredContent.
     result = library.call("tools/call", {"name": "list_book", "arguments": {"limit": 5}})
     assert len(result["structuredContent"]["items"]) == 5
