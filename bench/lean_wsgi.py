@@ -12,4 +12,5 @@ application: Any = get_wsgi_application()
 from mcp_tools.wsgi import McpWsgiFront  # noqa: E402
 
 application = McpWsgiFront(application)
+application.warm()
 gc.freeze()

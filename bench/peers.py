@@ -110,6 +110,7 @@ LABELS = {
     "base-wsgi": "ours at the --baseline commit, gunicorn 2 sync workers (WSGI)",
 }
 UVICORN = ["--workers", "2", "--log-level", "warning", "--no-access-log", "--timeout-graceful-shutdown", "3"]
+PRELOAD = False  # --preload: set by main() for every gunicorn server of the run
 GUNICORN_FLAGS = ["--workers", "2", "--worker-class", "sync", "--log-level", "warning", "--graceful-timeout", "3"]
 
 
@@ -325,7 +326,8 @@ def mixed_calls(server: PeerServer, jobs: dict[str, Job], count: int = MEMORY_CA
 
 
 def gunicorn_cmd(python: Path | str, app: str, port: int) -> list[str]:
-    return [str(python), "-m", "gunicorn", app, "--bind", f"{HOST}:{port}", *GUNICORN_FLAGS]
+    preload = ["--preload"] if PRELOAD else []
+    return [str(python), "-m", "gunicorn", app, "--bind", f"{HOST}:{port}", *GUNICORN_FLAGS, *preload]
 
 
 def uvicorn_cmd(python: Path | str, app: str, port: int) -> list[str]:
@@ -444,6 +446,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto")
     parser.add_argument("--output", type=Path, default=RESULTS / "peers.json")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--preload",
+        action="store_true",
+        help="gunicorn --preload for every gunicorn server: the app loaded once, workers forked from it",
+    )
     parser.add_argument("--no-memory", action="store_true", help=f"skip the {MEMORY_CALLS:,} calls before the PSS")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, databases)")
     parser.add_argument(
@@ -470,7 +477,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global PRELOAD
     args = parse_args(argv)
+    PRELOAD = args.preload
     loadgen = pick_loadgen(args.loadgen)
     tmp = Path(tempfile.mkdtemp(prefix="mcp-peers-"))
     began = time.monotonic()

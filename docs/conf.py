@@ -49,5 +49,6 @@ nitpick_ignore_regex = [
     ("py:class", r"(str|int|float|bool|bytes|dict|list|tuple|set|frozenset|object|None|type|Exception|BaseException)"),
     ("py:class", r"(ContentBlock|JSON|Json|JsonValue|ElicitationSchema)"),
     ("py:class", r"(models|serializers)\..*"),  # Django's and DRF's, as the annotations name them
+    ("py:class", r"(App|ASGIApp|WSGIApp|EndpointFront)(\[.*\])?"),  # the fronts' generic base and app types
 ]
 suppress_warnings = ["myst.header"]

@@ -26,6 +26,7 @@ if os.environ.get("MCP_ASGI_FRONT", "1") != "0":
     from mcp_tools.asgi import McpFront
 
     application = McpFront(application)
+    application.warm()  # the URLconf and the catalog at start-up, not on the first request
 
 # What start-up allocated lives as long as the process: out of the collector's way.
 gc.freeze()

@@ -186,3 +186,48 @@ def _fetch_count(sql: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql)
         return int(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_warm_builds_the_catalog_before_any_request_and_leaves_no_connection_open(demo_tools: None) -> None:
+    """``warm()`` (the demo's wsgi.py and asgi.py call it) builds the current catalog, with its
+    compiled tools, in the process that gunicorn --preload forks the workers from; a connection
+    must not cross the fork, so none stays open (in-memory SQLite ignores close())."""
+    from mcp_tools import catalog
+    from mcp_tools.models import CatalogVersion
+
+    catalog.reset()
+    front = McpWsgiFront(Inner())
+    assert front.warm() is True
+    if connection.vendor != "sqlite":
+        assert connection.connection is None
+    built = catalog._current
+    assert built is not None
+    assert built.version == CatalogVersion.current()
+    assert "echo" in {tool.name for tool in built.tools}
+    # The first request uses it as it is (same version: nothing rebuilt).
+    environ = _environ("POST", _call("echo", {"text": "warm"}), MCP_METHOD="tools/call", MCP_NAME="echo")
+    status, _, body = _run(front, environ)
+    assert status == "200 OK" and b"warm" in body
+    assert catalog._current is built
+
+
+def test_warm_with_a_database_that_cannot_answer_logs_and_leaves_the_catalog_to_the_first_request(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A site whose database is not migrated or not reachable yet still starts (``runserver``
+    imports wsgi.py before ``migrate`` on a fresh checkout): the fault is injected."""
+    from django.db import OperationalError
+
+    from mcp_tools import catalog
+    from mcp_tools.models import CatalogVersion
+
+    def refuse() -> int:
+        raise OperationalError("no such table: mcp_tools_catalogversion")
+
+    monkeypatch.setattr(CatalogVersion, "current", staticmethod(refuse))
+    catalog.reset()
+    with caplog.at_level("WARNING", logger="mcp_tools"):
+        assert McpWsgiFront(Inner()).warm() is False
+    assert "the catalog is built on the first request instead (no such table" in caplog.text
+    assert catalog._current is None
