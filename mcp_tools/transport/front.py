@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from io import BytesIO
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -95,28 +96,38 @@ class EndpointFront(Generic[App]):
         building its own copy, and elsewhere the first request is simply faster.
 
         No request is served (nothing is audited or counted) and no database connection is left
-        open (one must not cross a fork). A database that cannot answer yet (not migrated, not
+        open (one must not cross a fork): the catalog is read in a thread of its own, which
+        closes its connections, so this works where the server imports the application inside
+        its event loop (uvicorn) too. A database that cannot answer yet (not migrated, not
         reachable) is logged and skipped: the first request builds the catalog as before.
         Returns whether the catalog was built.
         """
         from django.core.cache import DEFAULT_CACHE_ALIAS, caches
-        from django.db import DatabaseError
-
-        from ..catalog import get_catalog
 
         self.path  # noqa: B018 - resolving it imports the URLconf
         caches[DEFAULT_CACHE_ALIAS]  # the backend, made once per process
-        try:
-            get_catalog()
-        except DatabaseError as exc:
-            name = type(self).__name__
-            logging.getLogger("mcp_tools").warning(
-                "%s.warm(): the catalog is built on the first request instead (%s)", name, exc
-            )
-            return False
-        finally:
-            connections.close_all()
-        return True
+        built: list[bool] = []
+        thread = threading.Thread(target=_build_catalog, args=(type(self).__name__, built), name="mcp-tools-warm")
+        thread.start()
+        thread.join()
+        return bool(built and built[0])
+
+
+def _build_catalog(name: str, built: list[bool]) -> None:
+    from django.db import DatabaseError
+
+    from ..catalog import get_catalog
+
+    try:
+        get_catalog()
+        built.append(True)
+    except DatabaseError as exc:
+        logging.getLogger("mcp_tools").warning(
+            "%s.warm(): the catalog is built on the first request instead (%s)", name, exc
+        )
+        built.append(False)
+    finally:
+        connections.close_all()  # this thread's
 
 
 class McpFront(EndpointFront[ASGIApp]):
