@@ -4,7 +4,7 @@
     .venv/bin/python bench/callcost.py --servers ours-gunicorn --duration 5 --concurrency 32
 
 Each server runs 2 processes on 127.0.0.1 over a SQLite database of 101 tools (the demo's plus
-padding, ``bench/seed.py``); the load is wrk (1 thread, ``bench/post.lua``) sending a 2026-07-28
+padding, ``bench/seed.py``); the load is wrk (1 thread, ``bench/request.lua``) sending a 2026-07-28
 ``tools/call`` of ``echo``. Server CPU per call is the CPU time of the server's processes (master
 and workers, from ``/proc``) over the calls answered. Wall-clock numbers swing with whatever else
 runs; for before/after comparisons on a shared machine count instructions with
@@ -88,7 +88,7 @@ def call_once(port: int) -> bytes:
 
 def load(port: int, pid: int, concurrency: int, seconds: int, body_file: Path) -> dict[str, float]:
     flat = [item for pair in HEADERS for item in pair]
-    cmd = ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds}s", "--timeout", "10s", "-s", str(BENCH / "post.lua"),
+    cmd = ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds}s", "--timeout", "10s", "-s", str(BENCH / "request.lua"),
            f"http://{HOST}:{port}/mcp", "--", str(body_file), *flat]  # fmt: skip
     cpu = tree_cpu(pid)
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60, check=True)

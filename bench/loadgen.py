@@ -5,7 +5,7 @@ Run in its own process by bench/run.py when wrk is not installed:
     python bench/loadgen.py PORT BODY_FILE CONCURRENCY SECONDS [HEADER VALUE]...
 
 Sends the same POST to 127.0.0.1:PORT/mcp from CONCURRENCY connections for SECONDS (at most
-MAX_REQUESTS in all) and prints one ``BENCH_JSON {...}`` line in the format of bench/post.lua.
+MAX_REQUESTS in all) and prints one ``BENCH_JSON {...}`` line in the format of bench/request.lua.
 """
 
 from __future__ import annotations

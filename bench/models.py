@@ -165,8 +165,8 @@ def check_same_page(server: PeerServer, body: bytes, headers: list[tuple[str, st
 def measure(server: PeerServer, args: argparse.Namespace, body_file: Path, headers: list[tuple[str, str]]) -> dict:  # type: ignore[type-arg]
     flat = [item for pair in headers for item in pair]
     sides = {
-        "mcp": (server.url, "post.lua", [str(body_file), *flat]),
-        "drf": (f"http://{HOST}:{server.port}/api/books", "get.lua", ["Accept", "application/json"]),
+        "mcp": (server.url, "request.lua", [str(body_file), *flat]),
+        "drf": (f"http://{HOST}:{server.port}/api/books", "request.lua", ["GET", "Accept", "application/json"]),
     }
     runs: dict[str, list[dict[str, Any]]] = {}
     for c in args.concurrency:

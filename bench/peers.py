@@ -30,7 +30,7 @@ skips middleware on /mcp whatever the stack).
 
 Each server is asked tools/list (the whole catalog in one page: ours with PAGE_SIZE 200, since
 the peers do not paginate) and tools/call of echo, at concurrency 1 and 32, with wrk
-(bench/post.lua) or bench/loadgen.py; runs of every server are interleaved per repetition and
+(bench/request.lua) or bench/loadgen.py; runs of every server are interleaved per repetition and
 medians reported. Server CPU is summed over the server's processes (/proc), memory is their
 summed RSS after the runs. Per server it also reports the start-up time (process start to the first
 answer) and the PSS of each worker (/proc/PID/smaps_rollup; the supervisor apart) after start-up and

@@ -211,7 +211,7 @@ def run_load(job: Job, seconds: int, loadgen: str) -> dict[str, Any]:
     if loadgen == "wrk":
         cmd = [
             "wrk", "-t1", f"-c{job.concurrency}", f"-d{seconds}s", "--timeout", "10s",
-            "-s", str(BENCH / "post.lua"), job.server.url, "--", str(job.body_file), *flat,
+            "-s", str(BENCH / "request.lua"), job.server.url, "--", str(job.body_file), *flat,
         ]  # fmt: skip
     else:
         cmd = [sys.executable, str(BENCH / "loadgen.py"), str(job.server.port), str(job.body_file),

@@ -1,11 +1,16 @@
--- wrk script: POST one fixed body with fixed headers; print a JSON summary when done.
--- Usage: wrk ... -s bench/post.lua URL -- BODY_FILE [HEADER VALUE]...
+-- wrk script: one fixed request with fixed headers; print a JSON summary when done.
+-- Usage: wrk ... -s bench/request.lua URL -- BODY_FILE [HEADER VALUE]...   (a POST of the file)
+--        wrk ... -s bench/request.lua URL -- GET [HEADER VALUE]...         (a GET)
 
 function init(args)
-   local f = assert(io.open(args[1], "rb"))
-   wrk.body = f:read("*a")
-   f:close()
-   wrk.method = "POST"
+   if args[1] == "GET" then
+      wrk.method = "GET"
+   else
+      local f = assert(io.open(args[1], "rb"))
+      wrk.body = f:read("*a")
+      f:close()
+      wrk.method = "POST"
+   end
    for i = 2, #args, 2 do
       wrk.headers[args[i]] = args[i + 1]
    end
