@@ -17,24 +17,13 @@ from django.db import OperationalError
 
 from mcp_tools import audit
 from mcp_tools.models import AuditEvent
-from mcp_tools.types import Principal
-from tests.mcp_client import MODERN
+from tests.audit_rows import record_echo
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _record(n: int, key: str = "faults") -> None:
-    audit.record(
-        principal=Principal(key=key),
-        tool_name="echo",
-        tool_version=1,
-        arguments={},
-        sensitive=frozenset(),
-        outcome="ok",
-        duration_ms=1.0,
-        request_id=f"{key}-{n}",
-        protocol_version=MODERN,
-    )
+def _record(n: int) -> None:
+    record_echo("faults", f"faults-{n}")
 
 
 class Refusing:

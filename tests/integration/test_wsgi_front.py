@@ -14,6 +14,7 @@ from django.test import RequestFactory
 
 from mcp_tools.models import AuditEvent
 from mcp_tools.wsgi import McpWsgiFront
+from tests.audit_rows import record_echo
 from tests.mcp_client import MODERN, modern_meta
 
 pytestmark = pytest.mark.django_db
@@ -138,7 +139,6 @@ def test_a_full_audit_batch_is_written_after_the_answer_is_sent(demo_tools: None
     closes the answer (PEP 3333), in the request's thread. Rows recorded outside a front still
     wake the writer thread as soon as a batch is full."""
     from mcp_tools import audit
-    from mcp_tools.types import Principal
 
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 3, "AUDIT_FLUSH_SECONDS": 600}
     audit.flush()
@@ -158,17 +158,7 @@ def test_a_full_audit_batch_is_written_after_the_answer_is_sent(demo_tools: None
     assert AuditEvent.objects.count() == 3  # the first close() wrote the full batch
 
     for n in range(3):
-        audit.record(
-            principal=Principal(key="outside"),
-            tool_name="echo",
-            tool_version=1,
-            arguments={},
-            sensitive=frozenset(),
-            outcome="ok",
-            duration_ms=1.0,
-            request_id=f"outside-{n}",
-            protocol_version=MODERN,
-        )
+        record_echo("outside", f"outside-{n}")
     deadline = time.monotonic() + 5
     while AuditEvent.objects.filter(principal_key="outside").count() < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
