@@ -113,9 +113,14 @@ def record(
         logger.exception("Could not write the audit event of a call to %r", tool_name)
 
 
-def flush() -> None:
-    """Write the rows this process holds now (a clean shutdown calls it; so may tests)."""
-    _buffer.flush()
+def flush(*, final: bool = False) -> None:
+    """Write the rows this process holds now (tests call it; a clean shutdown calls it with
+    ``final``: rows the database refuses then are dropped and logged, not kept for later)."""
+    _buffer.flush(final=final)
+
+
+def _flush_at_exit() -> None:
+    _buffer.flush(final=True)
 
 
 class _Held(threading.local):
@@ -143,8 +148,10 @@ def flush_due() -> None:
 
 # When the writer falls this many batches behind (a slow database), callers write themselves.
 _BACKLOG_BATCHES = 10
-# A batch the database refuses with an OperationalError is tried again after these pauses (s).
-_RETRY_PAUSES = (0.05, 0.2)
+# A batch the database refuses with an OperationalError (locked, busy, connection lost) waits
+# this long before the next try, doubled per refusal in a row up to the cap (seconds).
+_RETRY_FIRST = 0.1
+_RETRY_CAP = 5.0
 
 
 class _Buffer:
@@ -158,6 +165,8 @@ class _Buffer:
         self.first_at = 0.0  # when the oldest waiting row joined (time.monotonic)
         self.full = False  # a batch filled outside deferred(): the writer thread writes it now
         self.thread: threading.Thread | None = None
+        self.refusals = 0  # refusals in a row (OperationalError); the next try not before retry_at
+        self.retry_at = 0.0
 
     def add(self, values: dict[str, Any], *, held: bool = False) -> None:
         limit = mcp_settings.AUDIT_FLUSH_ROWS
@@ -174,14 +183,16 @@ class _Buffer:
                 self.wake.notify()
             elif waiting == 1:
                 self.wake.notify()  # the writer times the first row's wait
-        if waiting >= limit * _BACKLOG_BATCHES:
+        if waiting >= limit * _BACKLOG_BATCHES and time.monotonic() >= self.retry_at:
             self.flush()
 
     def flush_if_due(self) -> None:
         rows = self.rows
-        if rows and (
-            len(rows) >= mcp_settings.AUDIT_FLUSH_ROWS
-            or time.monotonic() - self.first_at >= mcp_settings.AUDIT_FLUSH_SECONDS
+        now = time.monotonic()
+        if (
+            rows
+            and now >= self.retry_at
+            and (len(rows) >= mcp_settings.AUDIT_FLUSH_ROWS or now - self.first_at >= mcp_settings.AUDIT_FLUSH_SECONDS)
         ):
             close_old_connections()  # the audit's database may not be the one the request used
             self.flush()
@@ -192,6 +203,10 @@ class _Buffer:
                 while True:
                     if not self.rows:
                         self.wake.wait()
+                        continue
+                    backoff = self.retry_at - time.monotonic()
+                    if backoff > 0:  # the database refused the last try: not before retry_at
+                        self.wake.wait(backoff)
                         continue
                     if self.full:
                         break
@@ -208,40 +223,42 @@ class _Buffer:
                 # one per process until CONN_MAX_AGE (under load rows keep coming and it stays).
                 connections.close_all()
 
-    def flush(self) -> None:
+    def flush(self, *, final: bool = False) -> None:
         with self.writing:
             with self.lock:
                 batch, self.rows = self.rows, []
                 self.full = False
             if not batch:
                 return
-            for pause in (*_RETRY_PAUSES, None):
-                try:
-                    _insert(batch)
-                    return
-                except OperationalError:
-                    # Locked or busy (SQLite's lock outlasting its timeout, a lock in shared
-                    # cache mode, a dropped connection): try again shortly.
-                    if pause is None:
-                        break
-                    close_old_connections()
-                    time.sleep(pause)
-                except Exception:
-                    logger.exception("Could not write %d audit events", len(batch))
-                    return
-            self._put_back(batch)
+            try:
+                _insert(batch)
+            except OperationalError:
+                # Locked or busy (SQLite's lock outlasting its timeout, a table lock of its
+                # shared cache), or the connection lost: the rows wait for the next try.
+                if final:
+                    logger.exception("Could not write %d audit events at shutdown (dropped)", len(batch))
+                else:
+                    self._put_back(batch)
+            except Exception:
+                logger.exception("Could not write %d audit events", len(batch))
+            else:
+                self.refusals = 0
+                self.retry_at = 0.0
 
     def _put_back(self, batch: list[dict[str, Any]]) -> None:
-        """A batch the database refused for now waits for the next flush, before the rows that
-        came meanwhile; what is over the backlog bound (all but one batch of it, so that callers
-        do not each try a write the database refuses) is dropped, oldest first, and logged."""
+        """A batch the database refused waits for the next try, before the rows that came
+        meanwhile; tries back off (``_RETRY_FIRST`` doubled per refusal in a row, at most
+        ``_RETRY_CAP`` s) for every path that flushes. What is over the backlog bound (all but
+        one batch of it, so that a caller's own write starts only once a batch more came) is
+        dropped, oldest first, and logged."""
         bound = mcp_settings.AUDIT_FLUSH_ROWS * (_BACKLOG_BATCHES - 1)
         with self.lock:
             rows = batch + self.rows
             dropped = max(0, len(rows) - bound)
             self.rows = rows[dropped:]
-            if self.rows:
-                self.first_at = time.monotonic()  # the next try after AUDIT_FLUSH_SECONDS
+            self.refusals += 1
+            self.retry_at = time.monotonic() + min(_RETRY_CAP, _RETRY_FIRST * 2 ** (self.refusals - 1))
+            self.wake.notify()  # the writer thread waits for retry_at
         if dropped:
             logger.error("Could not write %d audit events: the database refused them (dropped)", dropped)
         else:
@@ -254,7 +271,7 @@ class _Buffer:
 
 _buffer = _Buffer()
 os.register_at_fork(after_in_child=_buffer.forked)
-atexit.register(flush)
+atexit.register(_flush_at_exit)
 
 # Per database alias: the INSERT's head, its fields, and per field its name and how its value
 # is prepared (see _preparer).
@@ -312,9 +329,9 @@ def _insert(rows: list[dict[str, Any]]) -> None:
     head, fields, columns_in = statement
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     size = max(1, connection.ops.bulk_batch_size(fields, rows))
-    # One statement commits by itself; more are one transaction (one commit, one disk sync).
-    atomic = transaction.atomic(using=alias) if len(rows) > size else contextlib.nullcontext()
-    with atomic, connection.cursor() as cursor:
+    # One transaction (one commit, one disk sync), or a savepoint in a caller's transaction:
+    # a refused INSERT leaves the caller's transaction usable and the rows can be tried again.
+    with transaction.atomic(using=alias), connection.cursor() as cursor:
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
             params = [

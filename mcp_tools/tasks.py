@@ -29,7 +29,7 @@ __all__ = [
 
 
 def _flush_audit(**kwargs: Any) -> None:
-    flush()
+    flush(final=True)
 
 
 worker_shutdown.connect(_flush_audit, weak=False)

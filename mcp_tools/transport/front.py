@@ -95,8 +95,8 @@ class EndpointFront(Generic[App]):
         application (gunicorn ``--preload``) the workers then share those pages instead of each
         building its own copy, and elsewhere the first request is simply faster.
 
-        No request is served (nothing is audited or counted) and no database connection is left
-        open (one must not cross a fork): the catalog is read in a thread of its own, which
+        No request is served (nothing is audited or counted) and no database connection or
+        connection pool is left open (neither may cross a fork): the catalog is read in a thread of its own, which
         closes its connections, so this works where the server imports the application inside
         its event loop (uvicorn) too. A database that cannot answer yet (not migrated, not
         reachable) is logged and skipped: the first request builds the catalog as before.
@@ -127,7 +127,11 @@ def _build_catalog(name: str, built: list[bool]) -> None:
         )
         built.append(False)
     finally:
-        connections.close_all()  # this thread's
+        for conn in connections.all(initialized_only=True):  # this thread's
+            conn.close()
+            close_pool = getattr(conn, "close_pool", None)  # PostgreSQL with OPTIONS["pool"]: its
+            if close_pool is not None:  # sockets and threads must not cross a fork either
+                close_pool()
 
 
 class McpFront(EndpointFront[ASGIApp]):
@@ -187,7 +191,7 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 def _flush_audit() -> None:
     try:
-        audit.flush()
+        audit.flush(final=True)
     finally:
         connections.close_all()  # this thread's, opened for the flush
 

@@ -1,19 +1,23 @@
-"""The audit buffer when the database refuses a batch: nothing is lost to a moment's lock.
+"""The audit buffer when the database refuses a batch: nothing is lost to a moment's lock, and
+a database that keeps refusing is not asked again by every request.
 
 A batch refused with an OperationalError (SQLite's lock outlasting its timeout, a table lock in
-shared-cache mode, a dropped connection) is tried again after a short pause, then kept for the
-next flush, ahead of the rows that came meanwhile; only what is over the backlog bound is
-dropped, and that is logged. The faults are injected (a wrapper around ``_insert``); the rows
-are written to the real test database.
+shared-cache mode, a lock timeout on PostgreSQL, a dropped connection) is kept for the next try,
+ahead of the rows that came meanwhile; no path tries again before a back-off (doubled per refusal
+in a row); only what is over the backlog bound is dropped, and that is logged; at shutdown the
+rows refused are dropped and logged as such. Faults are injected around ``_insert`` (the rows
+are written to the real test database), or, on PostgreSQL, made by a real table lock.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from typing import Any
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection, transaction
 
 from mcp_tools import audit
 from mcp_tools.models import AuditEvent
@@ -42,29 +46,21 @@ class Refusing:
 
 
 @pytest.fixture
-def buffered(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A large interval: only the test's own flush() writes; no pause between retries.
+def buffered(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    # A large interval: the writer thread never writes on its own; the test's flushes do.
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 5, "AUDIT_FLUSH_SECONDS": 600}
-    monkeypatch.setattr(audit, "_RETRY_PAUSES", (0.0, 0.0), raising=False)
     audit.flush()
-    yield
+    yield audit._buffer
+    monkeypatch.setattr(audit, "_insert", Refusing(times=0))
+    audit._buffer.retry_at = 0.0
+    audit._buffer.refusals = 0
     audit.flush()
 
 
-def test_a_batch_refused_by_a_lock_is_written_on_the_retry(buffered: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    refusing = Refusing(times=2)
-    monkeypatch.setattr(audit, "_insert", refusing)
-    for n in range(3):
-        _record(n)
-    audit.flush()
-    assert refusing.calls == 3
-    assert sorted(AuditEvent.objects.values_list("request_id", flat=True)) == ["faults-0", "faults-1", "faults-2"]
-
-
-def test_a_batch_still_refused_waits_for_the_next_flush_in_order(
-    buffered: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_a_refused_batch_is_kept_and_written_by_the_next_try_in_order(
+    buffered: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    refusing = Refusing(times=3)  # every try of the first flush
+    refusing = Refusing(times=1)
     monkeypatch.setattr(audit, "_insert", refusing)
     for n in range(2):
         _record(n)
@@ -74,24 +70,102 @@ def test_a_batch_still_refused_waits_for_the_next_flush_in_order(
     assert "Could not write 2 audit events yet" in caplog.text
     _record(2)
     audit.flush()
+    assert refusing.calls == 2
     assert list(AuditEvent.objects.order_by("id").values_list("request_id", flat=True)) == [
         "faults-0",
         "faults-1",
         "faults-2",
     ]
+    assert buffered.refusals == 0
+
+
+def test_after_a_refusal_no_path_tries_again_before_the_back_off(
+    buffered: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not the writer thread, not the answer's close (flush_due), not a caller whose backlog is
+    full: a database that refused is asked again once the back-off has passed, not per row."""
+    monkeypatch.setattr(audit, "_RETRY_FIRST", 60.0)
+    monkeypatch.setattr(audit, "_RETRY_CAP", 3600.0)
+    refusing = Refusing(times=10**6)
+    monkeypatch.setattr(audit, "_insert", refusing)
+    with audit.deferred():  # full batches are left to flush_due, as under the WSGI front
+        for n in range(5):
+            _record(n)
+        audit.flush_due()
+        assert refusing.calls == 1
+        for n in range(5, 60):  # past the backlog bound (5 x 10): add() would write itself
+            _record(n)
+        for _ in range(5):
+            audit.flush_due()
+    assert refusing.calls == 1
+    assert 59 <= buffered.retry_at - time.monotonic() <= 60
+    buffered.retry_at = 0.0  # as if the back-off had passed
+    audit.flush_due()
+    assert refusing.calls == 2
+    assert 119 <= buffered.retry_at - time.monotonic() <= 120  # doubled
 
 
 def test_what_is_over_the_backlog_bound_is_dropped_oldest_first_and_logged(
-    buffered: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    buffered: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     bound = 5 * (audit._BACKLOG_BATCHES - 1)
     monkeypatch.setattr(audit, "_insert", Refusing(times=10**6))
-    with audit.deferred():  # no inline writes while recording: one flush below refuses them all
+    with audit.deferred():
         for n in range(bound + 3):
-            audit._buffer.add({"request_id": f"faults-{n}"}, held=True)
+            buffered.add({"request_id": f"faults-{n}"}, held=True)
     with caplog.at_level(logging.ERROR, logger="mcp_tools"):
         audit.flush()
     assert "Could not write 3 audit events: the database refused them (dropped)" in caplog.text
-    kept = [row["request_id"] for row in audit._buffer.rows]
-    assert kept == [f"faults-{n}" for n in range(3, bound + 3)]
-    audit._buffer.rows = []  # rows of no real shape: not for the fixture's flush
+    assert [row["request_id"] for row in buffered.rows] == [f"faults-{n}" for n in range(3, bound + 3)]
+    buffered.rows = []  # rows of no real shape: not for the fixture's flush
+
+
+def test_at_shutdown_refused_rows_are_dropped_and_logged_as_dropped(
+    buffered: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(audit, "_insert", Refusing(times=10**6))
+    for n in range(2):
+        _record(n)
+    with caplog.at_level(logging.ERROR, logger="mcp_tools"):
+        audit.flush(final=True)
+    assert "Could not write 2 audit events at shutdown (dropped)" in caplog.text
+    assert buffered.rows == []
+
+
+def test_a_refusal_inside_a_callers_transaction_leaves_it_usable_and_the_rows_kept(buffered: Any) -> None:
+    """On PostgreSQL a failed statement aborts the transaction it runs in: the INSERT runs in a
+    savepoint, so a flush inside a caller's ``atomic`` (a full backlog under ATOMIC_REQUESTS, an
+    admin view) refused by a real lock leaves that transaction usable and the rows kept."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a statement's failure aborts the transaction on PostgreSQL; its pass of make test runs this")
+    import psycopg
+
+    params = connection.get_connection_params()
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_lock() -> None:
+        with psycopg.connect(**params) as other, other.transaction():
+            other.execute("LOCK TABLE mcp_tools_auditevent IN ACCESS EXCLUSIVE MODE")
+            locked.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    try:
+        assert locked.wait(30)
+        for n in range(2):
+            _record(n)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '100ms'")
+            audit.flush()
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")  # the caller's transaction is still usable
+                assert cursor.fetchone() == (1,)
+        assert len(buffered.rows) == 2
+    finally:
+        release.set()
+        holder.join(30)
+    buffered.retry_at = 0.0
+    audit.flush()
+    assert AuditEvent.objects.filter(principal_key="faults").count() == 2
