@@ -106,7 +106,7 @@ def record(
             "protocol_version": protocol_version,
         }
         if mcp_settings.AUDIT_FLUSH_ROWS <= 1 or mcp_settings.AUDIT_FLUSH_SECONDS <= 0:
-            _insert([values])
+            _insert([values], savepoint=False)
         else:
             _buffer.add(values, held=_held.active)
     except Exception:
@@ -311,9 +311,11 @@ def _preparer(field: Field[Any, Any], connection: Any) -> Any:
     return field.get_db_prep_save
 
 
-def _insert(rows: list[dict[str, Any]]) -> None:
+def _insert(rows: list[dict[str, Any]], *, savepoint: bool = True) -> None:
     """One INSERT of ``rows`` (several statements, in one transaction, past the backend's
-    parameter limit)."""
+    parameter limit). Inside a caller's transaction it runs in a savepoint (unless not
+    ``savepoint``: the single row of a call, written as the call's own statement), so that a
+    refusal leaves that transaction usable (PostgreSQL aborts it otherwise)."""
     from .models import AuditEvent
 
     alias = router.db_for_write(AuditEvent)
@@ -329,9 +331,10 @@ def _insert(rows: list[dict[str, Any]]) -> None:
     head, fields, columns_in = statement
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     size = max(1, connection.ops.bulk_batch_size(fields, rows))
-    # One transaction (one commit, one disk sync), or a savepoint in a caller's transaction:
-    # a refused INSERT leaves the caller's transaction usable and the rows can be tried again.
-    with transaction.atomic(using=alias), connection.cursor() as cursor:
+    # One statement commits by itself; more are one transaction (one commit, one disk sync).
+    wrap = len(rows) > size or (savepoint and connection.in_atomic_block)
+    atomic = transaction.atomic(using=alias) if wrap else contextlib.nullcontext()
+    with atomic, connection.cursor() as cursor:
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
             params = [
