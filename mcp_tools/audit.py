@@ -106,7 +106,7 @@ def record(
             "protocol_version": protocol_version,
         }
         if mcp_settings.AUDIT_FLUSH_ROWS <= 1 or mcp_settings.AUDIT_FLUSH_SECONDS <= 0:
-            _insert([values], savepoint=False)
+            _insert([values])
         else:
             _buffer.add(values, held=_held.active)
     except Exception:
@@ -183,8 +183,10 @@ class _Buffer:
                 self.wake.notify()
             elif waiting == 1:
                 self.wake.notify()  # the writer times the first row's wait
-        if waiting >= limit * _BACKLOG_BATCHES and time.monotonic() >= self.retry_at:
-            self.flush()
+        if waiting >= limit * _BACKLOG_BATCHES and not _callers_transaction(_audit_connection()):
+            # The writer is this many batches behind: the caller writes (not inside its own
+            # transaction, whose rollback would take the other requests' rows with it).
+            self.flush(due=True)
 
     def flush_if_due(self) -> None:
         rows = self.rows
@@ -195,7 +197,7 @@ class _Buffer:
             and (len(rows) >= mcp_settings.AUDIT_FLUSH_ROWS or now - self.first_at >= mcp_settings.AUDIT_FLUSH_SECONDS)
         ):
             close_old_connections()  # the audit's database may not be the one the request used
-            self.flush()
+            self.flush(due=True)
 
     def _run(self) -> None:
         while True:
@@ -214,8 +216,11 @@ class _Buffer:
                     if left <= 0:
                         break
                     self.wake.wait(left)
-            close_old_connections()
-            self.flush()
+            try:
+                close_old_connections()
+                self.flush(due=True)
+            except Exception:  # the writer thread outlives whatever one batch raised
+                logger.exception("The audit writer thread could not write a batch")
             with self.lock:
                 idle = not self.rows
             if idle:
@@ -223,8 +228,13 @@ class _Buffer:
                 # one per process until CONN_MAX_AGE (under load rows keep coming and it stays).
                 connections.close_all()
 
-    def flush(self, *, final: bool = False) -> None:
+    def flush(self, *, final: bool = False, due: bool = False) -> None:
+        """Write the waiting rows now (``due``: unless the database refused the last try and its
+        back-off has not passed: looked at once this thread holds the write turn, so callers
+        queued behind a refused try do not each ask again)."""
         with self.writing:
+            if due and time.monotonic() < self.retry_at:
+                return
             with self.lock:
                 batch, self.rows = self.rows, []
                 self.full = False
@@ -257,7 +267,7 @@ class _Buffer:
             dropped = max(0, len(rows) - bound)
             self.rows = rows[dropped:]
             self.refusals += 1
-            self.retry_at = time.monotonic() + min(_RETRY_CAP, _RETRY_FIRST * 2 ** (self.refusals - 1))
+            self.retry_at = time.monotonic() + min(_RETRY_CAP, _RETRY_FIRST * 2 ** min(self.refusals - 1, 16))
             self.wake.notify()  # the writer thread waits for retry_at
         if dropped:
             logger.error("Could not write %d audit events: the database refused them (dropped)", dropped)
@@ -311,11 +321,22 @@ def _preparer(field: Field[Any, Any], connection: Any) -> Any:
     return field.get_db_prep_save
 
 
-def _insert(rows: list[dict[str, Any]], *, savepoint: bool = True) -> None:
+def _audit_connection() -> Any:
+    from .models import AuditEvent
+
+    return connections[router.db_for_write(AuditEvent)]
+
+
+def _callers_transaction(connection: Any) -> bool:
+    """Whether this thread is inside a transaction of the caller's on ``connection`` (a test
+    case's own wrapping transaction is not one: it stands for autocommit)."""
+    return any(not getattr(block, "_from_testcase", False) for block in connection.atomic_blocks)
+
+
+def _insert(rows: list[dict[str, Any]]) -> None:
     """One INSERT of ``rows`` (several statements, in one transaction, past the backend's
-    parameter limit). Inside a caller's transaction it runs in a savepoint (unless not
-    ``savepoint``: the single row of a call, written as the call's own statement), so that a
-    refusal leaves that transaction usable (PostgreSQL aborts it otherwise)."""
+    parameter limit). Inside a caller's transaction it runs in a savepoint, so that a refusal
+    leaves that transaction usable (PostgreSQL aborts it otherwise)."""
     from .models import AuditEvent
 
     alias = router.db_for_write(AuditEvent)
@@ -332,7 +353,7 @@ def _insert(rows: list[dict[str, Any]], *, savepoint: bool = True) -> None:
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     size = max(1, connection.ops.bulk_batch_size(fields, rows))
     # One statement commits by itself; more are one transaction (one commit, one disk sync).
-    wrap = len(rows) > size or (savepoint and connection.in_atomic_block)
+    wrap = len(rows) > size or _callers_transaction(connection)
     atomic = transaction.atomic(using=alias) if wrap else contextlib.nullcontext()
     with atomic, connection.cursor() as cursor:
         for start in range(0, len(rows), size):

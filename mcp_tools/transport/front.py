@@ -128,9 +128,10 @@ def _build_catalog(name: str, built: list[bool]) -> None:
         built.append(False)
     finally:
         for conn in connections.all(initialized_only=True):  # this thread's
+            opened = conn.connection is not None
             conn.close()
             close_pool = getattr(conn, "close_pool", None)  # PostgreSQL with OPTIONS["pool"]: its
-            if close_pool is not None:  # sockets and threads must not cross a fork either
+            if opened and close_pool is not None:  # sockets and threads must not cross a fork
                 close_pool()
 
 

@@ -99,10 +99,32 @@ def test_after_a_refusal_no_path_tries_again_before_the_back_off(
             audit.flush_due()
     assert refusing.calls == 1
     assert 59 <= buffered.retry_at - time.monotonic() <= 60
+    buffered.flush(due=True)  # a caller that queued behind the refused try: it does not ask again
+    assert refusing.calls == 1
     buffered.retry_at = 0.0  # as if the back-off had passed
     audit.flush_due()
     assert refusing.calls == 2
     assert 119 <= buffered.retry_at - time.monotonic() <= 120  # doubled
+    buffered.refusals = 5000  # a long outage: the back-off stays at its cap, nothing overflows
+    buffered.retry_at = 0.0
+    audit.flush_due()
+    assert refusing.calls == 3
+    assert 3599 <= buffered.retry_at - time.monotonic() <= 3600
+
+
+def test_a_full_backlog_is_not_written_inside_a_callers_transaction(
+    buffered: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other requests' rows must not join a transaction that may roll back: the caller leaves
+    the backlog to the writer thread (or the next flush) while it is inside one."""
+    counting = Refusing(times=0)
+    monkeypatch.setattr(audit, "_insert", counting)
+    with audit.deferred(), transaction.atomic():
+        for n in range(5 * audit._BACKLOG_BATCHES + 2):
+            record_echo("backlog", f"backlog-{n}")
+    assert counting.calls == 0
+    audit.flush()
+    assert AuditEvent.objects.filter(principal_key="backlog").count() == 5 * audit._BACKLOG_BATCHES + 2
 
 
 def test_what_is_over_the_backlog_bound_is_dropped_oldest_first_and_logged(
@@ -132,7 +154,9 @@ def test_at_shutdown_refused_rows_are_dropped_and_logged_as_dropped(
     assert buffered.rows == []
 
 
-def test_a_refusal_inside_a_callers_transaction_leaves_it_usable_and_the_rows_kept(buffered: Any) -> None:
+def test_a_refusal_inside_a_callers_transaction_leaves_it_usable_and_the_rows_kept(
+    buffered: Any, settings: Any
+) -> None:
     """On PostgreSQL a failed statement aborts the transaction it runs in: the INSERT runs in a
     savepoint, so a flush inside a caller's ``atomic`` (a full backlog under ATOMIC_REQUESTS, an
     admin view) refused by a real lock leaves that transaction usable and the rows kept."""
@@ -163,6 +187,17 @@ def test_a_refusal_inside_a_callers_transaction_leaves_it_usable_and_the_rows_ke
                 cursor.execute("SELECT 1")  # the caller's transaction is still usable
                 assert cursor.fetchone() == (1,)
         assert len(buffered.rows) == 2
+        # Immediate mode (a call's row written in the call) inside a caller's transaction: the
+        # same savepoint; the row is lost (logged), the caller's transaction is not.
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 1}
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '100ms'")
+            record_echo("faults-now", "faults-now-0")
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+                assert cursor.fetchone() == (1,)
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 5}
     finally:
         release.set()
         holder.join(30)
