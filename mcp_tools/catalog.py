@@ -7,7 +7,7 @@ revision, scope set, position). Serialised pages are kept in a least-recently-us
 in bytes (``PAGE_CACHE_BYTES``): an evicted page is rebuilt, identically, when asked for again.
 
 Who sees a tool depends on the principal's scopes (``BaseAuthBackend.can_see``) and, for tools
-whose handler kind requires Django permissions (contrib.drf model tools), on the permissions
+whose tool kind requires Django permissions (contrib.drf model tools), on the permissions
 the principal's user holds among those the catalog's tools require. Views and pages are cached
 per (scope set, held permissions): two users with the same scopes and the same relevant
 permissions share them, and a permission change is seen on the user's next request.
@@ -61,7 +61,7 @@ class CompiledTool:
     rate_limit: str = ""
     sensitive_arguments: frozenset[str] = frozenset()
     required_permissions: frozenset[str] = frozenset()
-    output_trusted: bool = False  # its kind vouches for its structuredContent (HandlerKind.trusted_output)
+    output_trusted: bool = False  # its kind vouches for its structuredContent (ToolKind.trusted_output)
     requires_approval: bool = False
     approval_timeout: int | None = None  # seconds; None: the site's APPROVAL_TIMEOUT
     # MCP Apps: the view's template (text or a path in the site's templates) and its _meta.ui.
@@ -450,7 +450,7 @@ def _output_trusted(row: dict[str, Any]) -> bool:
     try:
         return kind.vouches_for_output(row["handler_config"] or {}, row["output_schema"])
     except Exception:
-        logger.exception("Tool %r: its handler kind could not say whether its output is trusted", row["name"])
+        logger.exception("Tool %r: its tool kind could not say whether its output is trusted", row["name"])
         return False  # checked, as any tool's
 
 
@@ -462,7 +462,7 @@ def _permissions(row: dict[str, Any]) -> frozenset[str]:
         return kind.required_permissions(row["handler_config"] or {})
     except Exception:
         # A kind that cannot say what its tool needs hides it from every user but superusers.
-        logger.exception("Tool %r: its handler kind could not name its permissions", row["name"])
+        logger.exception("Tool %r: its tool kind could not name its permissions", row["name"])
         return frozenset({f"{kind.key}:unavailable"})
 
 

@@ -1,4 +1,4 @@
-"""Handler kinds registered by code; Tool rows in the database name them by key."""
+"""Tool kinds registered by code; Tool rows in the database name them by key."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from .types import ToolContext
 __all__ = [
     "ConfigSchema",
     "HandlerFunc",
-    "HandlerKind",
     "HandlerRegistry",
     "PermissionsHook",
     "SchemasHook",
@@ -107,10 +106,6 @@ class ToolKind:
         ]
 
 
-HandlerKind = ToolKind
-"""Deprecated alias of :class:`ToolKind` (kept for code written against earlier releases)."""
-
-
 class HandlerRegistry:
     def __init__(self) -> None:
         self._kinds: dict[str, ToolKind] = {}
@@ -160,7 +155,7 @@ def handler(
     permissions: PermissionsHook | None = None,
     trusted_output: TrustHook | None = None,
 ) -> Callable[[F], F]:
-    """Register a handler kind under ``key``; put it in ``<app>/mcp_handlers.py``.
+    """Register a tool kind under ``key``; put it in ``<app>/mcp_handlers.py``.
 
     The function takes a :class:`~mcp_tools.ToolContext` and returns a ``str``, a list of
     content blocks, a :class:`~mcp_tools.ToolResult`, or any other JSON value (which becomes

@@ -39,7 +39,7 @@ class Principal:
     ``scopes`` is ``None`` when the backend does not restrict by scope. OAuth backends set
     only ``granted``; ``Catalog.scoped`` expands it into ``scopes`` with the implications of
     the catalog version the request uses. ``permissions`` is filled the same way, by
-    ``Catalog.entitled``, for tools whose handler kind requires user permissions.
+    ``Catalog.entitled``, for tools whose tool kind requires user permissions.
     """
 
     key: str

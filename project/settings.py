@@ -34,7 +34,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "mcp_tools",
     "mcp_tools.contrib.drf",  # ORM models as tools (README "ORM models as tools")
-    "mcp_tools.contrib.celery",  # the celery.task handler kind (README "Built-in handler kinds")
+    "mcp_tools.contrib.celery",  # the celery.task tool kind (README "Built-in tool kinds")
     "project.demo",
     "project.library",  # the demo models exposed as tools
 ]
@@ -168,7 +168,7 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "unacked_restore_throttle": 1,
     }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Results are kept only for calls that wait for one (the celery.task handler kind asks per call):
+# Results are kept only for calls that wait for one (the celery.task tool kind asks per call):
 # on the Redis broker's server, otherwise in a SQLite file next to the embedded broker.
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or (
     CELERY_BROKER_URL

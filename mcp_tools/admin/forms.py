@@ -143,7 +143,7 @@ class NamesField(forms.CharField):
 
 
 def handler_choices(current: str | None = None) -> list[tuple[str, SafeString | str]]:
-    """Each registered handler kind with its label, key and description."""
+    """Each registered tool kind with its label, key and description."""
     choices: list[tuple[str, SafeString | str]] = [
         (
             kind.key,
@@ -171,7 +171,7 @@ def config_schemas_help() -> SafeString:
     return format_html(
         "A JSON object checked against the chosen handler's config schema. For a kind with its own "
         "fields below, this box is read when you change it (changing both is refused unless they agree)."
-        '<details class="mcp-config-keys"><summary>Config keys of each handler kind</summary>{}</details>',
+        '<details class="mcp-config-keys"><summary>Config keys of each tool kind</summary>{}</details>',
         format_html_join("", "<div><code>{}</code>: {}</div>", ((key, _config_keys(schema)) for key, schema in kinds)),
     )
 

@@ -35,8 +35,8 @@ from .forms import TOOL_FIELDSETS, ImportForm, ToolForm, TryForm
 from .trial import grantable_scopes, try_tool
 
 
-class HandlerKindFilter(admin.SimpleListFilter):
-    title = "handler kind"
+class ToolKindFilter(admin.SimpleListFilter):
+    title = "tool kind"
     parameter_name = "handler"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
@@ -92,7 +92,7 @@ class ToolAdmin(RevisionsByUser):
     change_form_template = "mcp_tools/admin/tool_change_form.html"
     change_list_template = "mcp_tools/admin/tool_change_list.html"
     list_display = ("name", "title", "handler", "enabled", "task_support", "version", "updated_at")
-    list_filter = (HandlerKindFilter, "enabled", "required_scopes", "task_support")
+    list_filter = (ToolKindFilter, "enabled", "required_scopes", "task_support")
     search_fields = ("name", "title", "description")
     readonly_fields = ("version", "created_at", "updated_at", "created_by", "updated_by")
     filter_horizontal = ("required_scopes",)

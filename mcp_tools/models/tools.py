@@ -139,7 +139,7 @@ BINDING_FIELDS: tuple[str, ...] = (
     "sensitive_arguments",
     *APPROVAL_FIELDS,
 )
-"""How a call runs: the handler kind, its config, the rate limit, the audit redactions, approval."""
+"""How a call runs: the tool kind, its config, the rate limit, the audit redactions, approval."""
 UI_CSP_FIELDS: dict[str, str] = {
     "ui_connect_domains": "connectDomains",
     "ui_resource_domains": "resourceDomains",
@@ -227,7 +227,7 @@ class Tool(models.Model):
         _("task support"), max_length=16, choices=TaskSupport.choices, default=TaskSupport.FORBIDDEN
     )
     enabled = models.BooleanField(_("enabled"), default=True, db_index=True)
-    handler_key = models.CharField(_("handler"), max_length=200, help_text=_("A handler kind registered in code."))
+    handler_key = models.CharField(_("handler"), max_length=200, help_text=_("A tool kind registered in code."))
     handler_config = models.JSONField(
         _("handler config"), default=dict, blank=True, help_text=_("Checked against the handler's config schema.")
     )

@@ -122,7 +122,7 @@ def _verdict(tool: Tool, grant: Grant, principal: Principal, held: frozenset[str
     kind = registry.get(tool.handler_key)
     if kind is None:
         reasons.append(
-            f"its handler kind {tool.handler_key!r} is not registered in this process "
+            f"its tool kind {tool.handler_key!r} is not registered in this process "
             "(is the app that provides it in INSTALLED_APPS?)"
         )
     required = {s.name for s in tool.required_scopes.all()}

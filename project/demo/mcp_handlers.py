@@ -1,4 +1,4 @@
-"""Handler kinds of the demo site: registered here, bound to tools by rows in the database."""
+"""Tool kinds of the demo site: registered here, bound to tools by rows in the database."""
 
 from __future__ import annotations
 

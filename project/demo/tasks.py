@@ -1,4 +1,4 @@
-"""Demo Celery tasks, run as tools through the ``celery.task`` handler kind (see demo tools)."""
+"""Demo Celery tasks, run as tools through the ``celery.task`` tool kind (see demo tools)."""
 
 from __future__ import annotations
 

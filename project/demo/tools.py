@@ -233,7 +233,7 @@ DEMO_SCOPES: list[tuple[str, str, bool, list[str]]] = [
 ]
 
 # Which scopes each demo tool requires; tools not listed need none.
-# Built-in handler kinds, bound with no code: a Celery task of the site (project/demo/tasks.py)
+# Built-in tool kinds, bound with no code: a Celery task of the site (project/demo/tasks.py)
 # and a DRF view of the site (project/library/api.py), called as the caller's user.
 DEMO_TOOLS += [
     {

@@ -1,7 +1,7 @@
 """A small REST API over the demo library (Django REST framework), also callable as tools.
 
 ``/api/books/`` (``book-list``, ``book-detail``) and ``/api/stats/`` (``library-stats``); the
-``drf.view`` handler kind of ``mcp_tools.contrib.drf`` binds tools to these routes, and the
+``drf.view`` tool kind of ``mcp_tools.contrib.drf`` binds tools to these routes, and the
 views' own permission classes judge the calling user.
 """
 

@@ -1,4 +1,4 @@
-"""The built-in handler kinds end to end: a real server with OAuth, a real Celery worker on Redis,
+"""The built-in tool kinds end to end: a real server with OAuth, a real Celery worker on Redis,
 and the official Python SDK client.
 
 ``celery.task`` rows run the demo's Celery tasks (project/demo/tasks.py) on the worker, in plain

@@ -318,7 +318,7 @@ def test_filters_and_search(admin_client: Client, query: dict[str, str], names: 
     response = admin_client.get(LIST, query)
     assert [t.name for t in response.context["cl"].result_list] == names
     page = admin_client.get(LIST).content.decode()
-    assert "By handler kind" in page
+    assert "By tool kind" in page
     assert "Add two numbers" in page  # the kind's label in the filter
     assert [
         t.name for t in admin_client.get(LIST, {"required_scopes__id__exact": scope.pk}).context["cl"].result_list

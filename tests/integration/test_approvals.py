@@ -24,7 +24,7 @@ from django.utils import timezone
 from mcp_tools import approvals
 from mcp_tools.asking import waiting
 from mcp_tools.models import ApprovalState, AuditEvent, McpApproval, McpTask, Tool
-from mcp_tools.registry import HandlerKind, registry
+from mcp_tools.registry import ToolKind, registry
 from mcp_tools.tasking.worker import execute
 from tests.mcp_client import MODERN, Mcp, modern_meta
 
@@ -43,7 +43,7 @@ def gated_tool() -> Iterator[Tool]:
         return {"paid": ctx.arguments["amount"]}
 
     RUNS.clear()
-    registry.register(HandlerKind("test.pay", pay))
+    registry.register(ToolKind("test.pay", pay))
     tool = Tool.objects.create(
         name="pay",
         description="Pays someone.",

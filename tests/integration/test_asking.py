@@ -18,7 +18,7 @@ from django.core import signing
 from mcp_tools.asking import StreamAsker, record_answer
 from mcp_tools.exceptions import InputUnavailable, ToolCancelled
 from mcp_tools.models import McpHandle, McpPendingInput, McpSession, Tool
-from mcp_tools.registry import HandlerKind, registry
+from mcp_tools.registry import ToolKind, registry
 from tests.mcp_client import MODERN, Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +77,7 @@ def recorder() -> Iterator[list[str]]:
         calls.append("after")  # the side effect: after every question
         return f"{first.content['name']} is {second.content['age']}"
 
-    registry.register(HandlerKind("test.two_questions", two_questions))
+    registry.register(ToolKind("test.two_questions", two_questions))
     Tool.objects.create(name="asker", description="asks twice", handler_key="test.two_questions")
     yield calls
     registry.unregister("test.two_questions")

@@ -1,4 +1,4 @@
-"""The ``celery.task`` handler kind (mcp_tools.contrib.celery) through the view, Celery eager.
+"""The ``celery.task`` tool kind (mcp_tools.contrib.celery) through the view, Celery eager.
 
 Plain calls here run the task in-process (CELERY_TASK_ALWAYS_EAGER, tests/settings.py); the real
 worker and broker are exercised in tests/e2e/test_builtin_kinds.py.

@@ -1,5 +1,5 @@
 """contrib.drf output without per-call checks: a kind may vouch for its tools' structuredContent
-(``HandlerKind.trusted_output``) and the runner then skips the output-schema check, but only for
+(``ToolKind.trusted_output``) and the runner then skips the output-schema check, but only for
 a row that still states the schema the kind derives; the list operation writes rows through one
 writer per field built once, whose output equals the DRF serializer's for every field type."""
 
@@ -19,7 +19,7 @@ from mcp_tools.contrib.drf import ModelToolset, register, unregister
 from mcp_tools.contrib.drf import query as q
 from mcp_tools.contrib.drf.compiled import compiled_for
 from mcp_tools.models import Tool
-from mcp_tools.registry import HandlerKind, registry
+from mcp_tools.registry import ToolKind, registry
 from mcp_tools.types import Principal
 from tests.drfapp.models import Kind, Specimen
 from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
@@ -46,7 +46,7 @@ def liar() -> Iterator[None]:
     """A kind that returns what its derived output schema forbids, and says it trusts itself when
     its config says so: shows what the runner checks and what it leaves to the kind."""
     registry.register(
-        HandlerKind(
+        ToolKind(
             KEY,
             lambda ctx: {"n": "not a number"},
             config_schema={"type": "object", "properties": {"trust": {"type": "boolean"}}},

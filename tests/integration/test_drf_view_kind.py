@@ -1,4 +1,4 @@
-"""The ``drf.view`` handler kind (mcp_tools.contrib.drf.routes) through the view.
+"""The ``drf.view`` tool kind (mcp_tools.contrib.drf.routes) through the view.
 
 Tools bound to the demo's REST API (project/library/api.py) run as the calling user: the
 viewset's own permission classes allow one user and refuse another.

@@ -132,7 +132,7 @@ def test_a_refused_token_and_an_unknown_tool_are_clear_errors() -> None:
 def test_an_unregistered_kind_is_named(demo_tools: None) -> None:
     Tool.objects.filter(name="echo").update(handler_key="gone.kind")
     output = _explain("--tool", "echo")
-    assert "its handler kind 'gone.kind' is not registered" in _reasons(output, "echo")
+    assert "its tool kind 'gone.kind' is not registered" in _reasons(output, "echo")
 
 
 # --------------------------------------------------------------------------- checks
@@ -193,10 +193,10 @@ def test_admin_polish_help_texts_keep_their_placeholders_and_the_audit_list_lead
     assert "<name>" not in page
     # The handler config's help: one folded line per kind, not every kind's raw JSON Schema.
     page = admin_client.get("/admin/mcp_tools/tool/add/").content.decode()
-    assert "<summary>Config keys of each handler kind</summary>" in page
+    assert "<summary>Config keys of each tool kind</summary>" in page
     assert "<code>drf.view</code>: route (one of " in page
     assert "method (one of GET, POST, PUT, PATCH, DELETE, required)" in page
-    assert "&quot;properties&quot;" not in page.split("Config keys of each handler kind")[1].split("</details>")[0]
+    assert "&quot;properties&quot;" not in page.split("Config keys of each tool kind")[1].split("</details>")[0]
     from mcp_tools.models import AuditEvent
 
     AuditEvent.objects.create(principal_key="user:1/client:" + "x" * 60, tool_name="echo", outcome="ok")

@@ -1,4 +1,4 @@
-"""Tools hidden per user: a handler kind may require Django permissions (``permissions=``) and
+"""Tools hidden per user: a tool kind may require Django permissions (``permissions=``) and
 derive its tools' schemas from their config (``schemas=``). The catalog keys its cached views
 on (scope set, relevant permissions held), so the per-scope-set cache stays exact."""
 
@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from mcp_tools import catalog as catalog_module
 from mcp_tools.models import Tool
-from mcp_tools.registry import HandlerKind, registry
+from mcp_tools.registry import ToolKind, registry
 from tests.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
@@ -35,8 +35,8 @@ def _schemas(config: Any) -> Any:
 
 
 @pytest.fixture
-def kind() -> Iterator[HandlerKind]:
-    found = HandlerKind(
+def kind() -> Iterator[ToolKind]:
+    found = ToolKind(
         KEY,
         lambda ctx: {"ok": True},
         config_schema={"type": "object", "properties": {"perm": {"type": "string"}}},
@@ -49,7 +49,7 @@ def kind() -> Iterator[HandlerKind]:
 
 
 @pytest.fixture
-def tools(kind: HandlerKind) -> None:
+def tools(kind: ToolKind) -> None:
     for name, perm in (("p_view", "drfapp.view_kind"), ("p_add", "drfapp.add_kind"), ("open", "")):
         tool = Tool(name=name, handler_key=KEY, handler_config={"perm": perm} if perm else {})
         tool.full_clean()
@@ -79,7 +79,7 @@ def _names(client: Any, who: str) -> list[str]:
     return sorted(t["name"] for t in mcp.call("tools/list")["tools"])
 
 
-def test_schemas_are_derived_from_the_config_when_the_row_is_cleaned(kind: HandlerKind) -> None:
+def test_schemas_are_derived_from_the_config_when_the_row_is_cleaned(kind: ToolKind) -> None:
     tool = Tool(name="derived", handler_key=KEY, handler_config={"perm": ""}, input_schema={"type": "object"})
     tool.full_clean()
     assert (tool.input_schema, tool.output_schema) == DERIVED
@@ -125,7 +125,7 @@ def test_a_granted_permission_shows_on_the_next_request(client: Any, tools: None
     assert _names(client, "bob") == ["open", "p_add"]
 
 
-def test_permissions_cost_queries_only_when_a_tool_requires_any(client: Any, kind: HandlerKind, users: None) -> None:
+def test_permissions_cost_queries_only_when_a_tool_requires_any(client: Any, kind: ToolKind, users: None) -> None:
     Tool.objects.create(name="open", handler_key=KEY, handler_config={})
 
     def count(who: str) -> int:

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from mcp_tools.asking import waiting
 from mcp_tools.models import McpPendingInput, McpTask, Tool
-from mcp_tools.registry import HandlerKind, registry
+from mcp_tools.registry import ToolKind, registry
 from mcp_tools.tasking.worker import execute
 from tests.mcp_client import Mcp, modern_meta
 
@@ -82,8 +82,8 @@ def asking_tools() -> Iterator[list[Any]]:
         seen.append(status(ctx))
         return f"{first.action}, {colour.text}"
 
-    registry.register(HandlerKind("test.task_confirm", confirm))
-    registry.register(HandlerKind("test.task_interview", interview))
+    registry.register(ToolKind("test.task_confirm", confirm))
+    registry.register(ToolKind("test.task_interview", interview))
     Tool.objects.create(
         name="task_confirm", description="asks", handler_key="test.task_confirm", task_support="optional"
     )

@@ -356,7 +356,7 @@ def test_deleted_tool_fails_the_task(mcp11: Mcp, queued: None) -> None:
 
 def test_progress_becomes_the_status_message(mcp11: Mcp, queued: None) -> None:
     """P-3: a task's progress shows as its statusMessage while it runs, and is cleared at the end."""
-    from mcp_tools.registry import HandlerKind, registry
+    from mcp_tools.registry import ToolKind, registry
 
     seen: list[str] = []
 
@@ -367,7 +367,7 @@ def test_progress_becomes_the_status_message(mcp11: Mcp, queued: None) -> None:
         seen.append(McpTask.objects.get(tool_name="stepper").status_message)
         return "done"
 
-    registry.register(HandlerKind("test.steps", steps, label="Steps"))
+    registry.register(ToolKind("test.steps", steps, label="Steps"))
     try:
         _tool("stepper", "test.steps", "optional")
         task_id = _create(mcp11, "stepper", {})
@@ -383,7 +383,7 @@ def test_quick_progress_reports_update_the_task_row_rarely(mcp11: Mcp, queued: N
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from mcp_tools.registry import HandlerKind, registry
+    from mcp_tools.registry import ToolKind, registry
 
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 60}
     updates: list[str] = []
@@ -398,7 +398,7 @@ def test_quick_progress_reports_update_the_task_row_rarely(mcp11: Mcp, queued: N
         updates.extend(q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE"))
         return "done"
 
-    registry.register(HandlerKind("test.chatty", chatty, label="Chatty"))
+    registry.register(ToolKind("test.chatty", chatty, label="Chatty"))
     try:
         _tool("chatty", "test.chatty", "optional")
         task_id = _create(mcp11, "chatty", {})
@@ -411,7 +411,7 @@ def test_quick_progress_reports_update_the_task_row_rarely(mcp11: Mcp, queued: N
 
 def test_non_increasing_progress_is_dropped(mcp11: Mcp, queued: None, settings: Any) -> None:
     """P-1: ToolContext drops a progress value not above the previous one (for tasks and direct calls)."""
-    from mcp_tools.registry import HandlerKind, registry
+    from mcp_tools.registry import ToolKind, registry
 
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 0}
     seen: list[str] = []
@@ -422,7 +422,7 @@ def test_non_increasing_progress_is_dropped(mcp11: Mcp, queued: None, settings: 
             seen.append(McpTask.objects.get(tool_name="wobbly").status_message)
         return "done"
 
-    registry.register(HandlerKind("test.wobbly", wobbly, label="Wobbly"))
+    registry.register(ToolKind("test.wobbly", wobbly, label="Wobbly"))
     try:
         _tool("wobbly", "test.wobbly", "optional")
         assert execute(_create(mcp11, "wobbly", {})) == "completed"
@@ -433,7 +433,7 @@ def test_non_increasing_progress_is_dropped(mcp11: Mcp, queued: None, settings: 
 
 def test_a_running_handler_sees_the_cancellation_and_stops(mcp11: Mcp, queued: None, settings: Any) -> None:
     """T11-13: ctx.cancelled() turns True once the row is cancelled, and the handler stops early."""
-    from mcp_tools.registry import HandlerKind, registry
+    from mcp_tools.registry import ToolKind, registry
 
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CANCEL_POLL_SECONDS": 0}
     ran: list[int] = []
@@ -448,7 +448,7 @@ def test_a_running_handler_sees_the_cancellation_and_stops(mcp11: Mcp, queued: N
         return f"ran {len(ran)} steps"
 
     ctx_task_id: list[str] = []
-    registry.register(HandlerKind("test.long", long_job, label="Long"))
+    registry.register(ToolKind("test.long", long_job, label="Long"))
     try:
         _tool("long_job", "test.long", "optional")
         ctx_task_id.append(_create(mcp11, "long_job", {}))
@@ -638,7 +638,7 @@ def test_tasks_result_on_a_working_task_answers_still_working_after_the_wait(
 
 def test_a_handler_that_ignores_a_cancel_leaves_the_task_cancelled(mcp11: Mcp, queued: None) -> None:
     """T11-13: cancelled is terminal; a handler that never looks finishes, its result is dropped."""
-    from mcp_tools.registry import HandlerKind, registry
+    from mcp_tools.registry import ToolKind, registry
 
     task_id: list[str] = []
 
@@ -646,7 +646,7 @@ def test_a_handler_that_ignores_a_cancel_leaves_the_task_cancelled(mcp11: Mcp, q
         assert McpTask.objects.move(task_id[0], wire.CANCELLED)  # tasks/cancel during the run
         return "done anyway"
 
-    registry.register(HandlerKind("test.stubborn", stubborn, label="Stubborn"))
+    registry.register(ToolKind("test.stubborn", stubborn, label="Stubborn"))
     try:
         _tool("stubborn", "test.stubborn", "optional")
         task_id.append(_create(mcp11, "stubborn", {}))

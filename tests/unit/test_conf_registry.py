@@ -7,7 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from mcp_tools.conf import mcp_settings
-from mcp_tools.registry import HandlerKind, HandlerRegistry, registry
+from mcp_tools.registry import HandlerRegistry, ToolKind, registry
 from mcp_tools.schemas import check_input_schema, check_output_schema, compile_validator
 
 
@@ -35,17 +35,17 @@ def test_demo_handlers_are_autodiscovered() -> None:
 
 def test_registry_rejects_duplicates_and_bad_keys() -> None:
     reg = HandlerRegistry()
-    reg.register(HandlerKind("a.b", lambda ctx: None))
+    reg.register(ToolKind("a.b", lambda ctx: None))
     with pytest.raises(ValueError, match="already registered"):
-        reg.register(HandlerKind("a.b", lambda ctx: None))
+        reg.register(ToolKind("a.b", lambda ctx: None))
     with pytest.raises(ValueError, match="Invalid handler key"):
-        reg.register(HandlerKind("a b", lambda ctx: None))
+        reg.register(ToolKind("a b", lambda ctx: None))
     with pytest.raises(ValueError, match="config_schema"):
-        reg.register(HandlerKind("c", lambda ctx: None, {"type": 5}))
+        reg.register(ToolKind("c", lambda ctx: None, {"type": 5}))
 
 
 def test_handler_config_errors() -> None:
-    kind = HandlerKind("k", lambda ctx: None, {"type": "object", "properties": {"n": {"type": "integer"}}})
+    kind = ToolKind("k", lambda ctx: None, {"type": "object", "properties": {"n": {"type": "integer"}}})
     assert kind.config_errors({"n": 1}) == []
     assert kind.config_errors({"n": "x"}) == ["n: 'x' is not of type 'integer'"]
 

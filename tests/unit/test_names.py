@@ -6,9 +6,8 @@ from mcp_tools import registry
 from mcp_tools.transport import front
 
 
-def test_a_tool_kind_is_named_so_and_the_old_name_still_works() -> None:
+def test_a_tool_kind_is_named_so() -> None:
     assert registry.ToolKind.__name__ == "ToolKind"
-    assert registry.HandlerKind is registry.ToolKind
 
 
 def test_the_asgi_front_exchange_is_not_the_services_exchange() -> None:

@@ -17,7 +17,7 @@ from mcp_tools import runner
 from mcp_tools.catalog import compile_tool
 from mcp_tools.conf import SETTINGS, mcp_settings
 from mcp_tools.exceptions import InputNeeded, ToolCancelled, ToolError
-from mcp_tools.registry import HandlerKind, registry
+from mcp_tools.registry import ToolKind, registry
 from mcp_tools.types import ANONYMOUS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +112,7 @@ def tool_of() -> Any:
 
     def make(func: Any) -> Any:
         key = f"test.structure.{len(keys)}"
-        registry.register(HandlerKind(key, func))
+        registry.register(ToolKind(key, func))
         keys.append(key)
         row = {
             "pk": len(keys),

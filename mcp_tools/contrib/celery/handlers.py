@@ -1,4 +1,4 @@
-"""The ``celery.task`` handler kind: a tool whose call runs one of the site's Celery tasks.
+"""The ``celery.task`` tool kind: a tool whose call runs one of the site's Celery tasks.
 
 The config names the task (``task``, chosen from the tasks the site's Celery app has, without
 Celery's own ``celery.*`` tasks and this app's ``mcp_tools.*`` jobs), how long to wait for it
@@ -37,7 +37,7 @@ from celery.backends.base import DisabledBackend
 from django.core.serializers.json import DjangoJSONEncoder
 
 from ...exceptions import ToolCancelled, ToolError
-from ...registry import HandlerKind, registry
+from ...registry import ToolKind, registry
 from ...types import ToolContext, ToolResult
 
 logger = logging.getLogger("mcp_tools")
@@ -157,7 +157,7 @@ def run_celery_task(ctx: ToolContext) -> ToolResult:
     return ToolResult(structured_content=value if isinstance(value, dict) else {"result": value})
 
 
-KIND = HandlerKind(
+KIND = ToolKind(
     key=KEY,
     needs_scope=True,  # it reaches the site's own code: flagged when enabled with no required scope
     func=run_celery_task,

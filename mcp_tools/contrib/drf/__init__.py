@@ -3,7 +3,7 @@
 Add ``"mcp_tools.contrib.drf"`` to ``INSTALLED_APPS`` (``pip install "django-mcp-tools[drf]"``),
 declare a ``ModelToolset`` per model in an app's ``mcp_handlers.py`` and decorate it with
 ``register``, then run ``manage.py mcp_sync_toolsets``: each declared operation becomes an
-ordinary ``Tool`` row bound to one of the handler kinds this app registers (``drf.list`` ...).
+ordinary ``Tool`` row bound to one of the tool kinds this app registers (``drf.list`` ...).
 
 The names below are imported lazily, so Django can load this app's config before DRF.
 """

@@ -12,7 +12,7 @@ class McpToolsDrfConfig(AppConfig):
     def ready(self) -> None:
         from . import checks, handlers, receivers, routes
 
-        handlers.register_kinds()  # the built-in handler kinds model tool rows are bound to
+        handlers.register_kinds()  # the built-in tool kinds model tool rows are bound to
         routes.register_kinds()  # drf.view: a tool calling one of the site's DRF views
         receivers.connect()  # toolsets defined in the admin write their rows when saved
         checks.register()

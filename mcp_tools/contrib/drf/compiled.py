@@ -43,7 +43,7 @@ class Compiled:
     fields: dict[str, serializers.Field]  # the readable fields by name (representing values)
     schemas: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
     # Whether every operation's structuredContent matches its output schema by construction
-    # (the runner then skips checking it; HandlerKind.trusted_output): see ``exact_output``.
+    # (the runner then skips checking it; ToolKind.trusted_output): see ``exact_output``.
     output_exact: bool = False
     # Rows -> what ``serializer_class(rows, many=True).data`` holds, without the serializer's
     # per-row machinery (None with a declared serializer_class): see ``row_writer``.

@@ -1,4 +1,4 @@
-"""The handler kinds model tools are bound to: ``drf.list``, ``drf.get``, ``drf.create``,
+"""The tool kinds model tools are bound to: ``drf.list``, ``drf.get``, ``drf.create``,
 ``drf.update``, ``drf.delete`` and ``drf.aggregate``; a row's config names its toolset.
 
 Every call runs as the caller's user (``ctx.principal.user``): it must hold the operation's
@@ -25,7 +25,7 @@ from rest_framework import relations, serializers
 from rest_framework.exceptions import ErrorDetail
 
 from ...exceptions import ToolError
-from ...registry import HandlerKind, registry
+from ...registry import ToolKind, registry
 from ...types import ToolContext, ToolResult, text
 from . import query as q
 from .actions import AdminAction
@@ -413,7 +413,7 @@ def _toolset_for(operation: str, config: Any) -> ModelToolset:
     return toolset
 
 
-def _make(operation: str) -> HandlerKind:
+def _make(operation: str) -> ToolKind:
     def handle(ctx: ToolContext) -> Any:
         return run(operation, ctx)
 
@@ -429,7 +429,7 @@ def _make(operation: str) -> HandlerKind:
         return compiled_for(toolset.key, toolset.revision or None).output_exact
 
     handle.__name__ = handle.__qualname__ = f"drf_{operation}"
-    return HandlerKind(
+    return ToolKind(
         key=kind_key(operation),
         func=handle,
         config_schema=CONFIG_SCHEMA,
@@ -441,7 +441,7 @@ def _make(operation: str) -> HandlerKind:
     )
 
 
-KINDS: dict[str, HandlerKind] = {operation: _make(operation) for operation in OPERATIONS}
+KINDS: dict[str, ToolKind] = {operation: _make(operation) for operation in OPERATIONS}
 
 
 # --------------------------------------------------------------------------- admin actions
@@ -548,7 +548,7 @@ def run_action(ctx: ToolContext) -> ToolResult:
     )
 
 
-def _make_action_kind() -> HandlerKind:
+def _make_action_kind() -> ToolKind:
     def derive(config: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
         compiled = _compiled_action(config)
         return compiled.action_schemas[config["action"]]
@@ -559,7 +559,7 @@ def _make_action_kind() -> HandlerKind:
     def trusted(config: Any) -> bool:
         return _compiled_action(config).output_exact
 
-    return HandlerKind(
+    return ToolKind(
         key=ACTION_KIND,
         func=run_action,
         config_schema=ACTION_CONFIG_SCHEMA,

@@ -1,4 +1,4 @@
-"""The ``drf.view`` handler kind: a tool that calls one of this site's DRF views or viewset actions.
+"""The ``drf.view`` tool kind: a tool that calls one of this site's DRF views or viewset actions.
 
 The config names the route (``route``: a URL pattern name, with its namespaces, chosen from the
 site's URL patterns served by a DRF ``APIView`` or ``ViewSet``) and the HTTP ``method``; on a
@@ -34,7 +34,7 @@ from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, r
 
 from ...conf import mcp_settings
 from ...exceptions import ToolError
-from ...registry import HandlerKind, registry
+from ...registry import ToolKind, registry
 from ...types import ToolContext, ToolResult
 
 logger = logging.getLogger("mcp_tools")
@@ -231,7 +231,7 @@ def call_view(ctx: ToolContext) -> ToolResult:
     return ToolResult(structured_content=value if isinstance(value, dict) else {"result": value})
 
 
-KIND = HandlerKind(
+KIND = ToolKind(
     key=KEY,
     needs_scope=True,  # it reaches the site's own code: flagged when enabled with no required scope
     func=call_view,

@@ -1,6 +1,6 @@
 """Tool rows from the registered toolsets, created or updated idempotently.
 
-A row is found by what it is bound to (handler kind and toolset), not by its name, so an
+A row is found by what it is bound to (tool kind and toolset), not by its name, so an
 admin may rename it. The code owns the binding, the schemas (derived by the kind when the row
 is cleaned), the annotations and a floor of required scopes; the name, title, description,
 enabled flag, rate limit and task support are written when the row is created and then left to
@@ -177,7 +177,7 @@ def _snapshot(tool: Tool) -> dict[str, Any]:
 
 
 def _existing(key: str | None = None) -> dict[tuple[str, Any, Any], Tool]:
-    """The model tool rows by (handler kind, toolset key, action): all, or those of one toolset."""
+    """The model tool rows by (tool kind, toolset key, action): all, or those of one toolset."""
     rows = Tool.objects.filter(handler_key__in=TOOLSET_KINDS).prefetch_related("required_scopes")
     found: dict[tuple[str, Any, Any], Tool] = {}
     for tool in rows:

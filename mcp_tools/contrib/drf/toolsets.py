@@ -17,7 +17,7 @@ A toolset is a class registered in code (in an app's ``mcp_handlers.py``)::
 
 ``register`` (module ``site``) checks the declaration and keeps it; ``manage.py
 mcp_sync_toolsets`` turns each registered toolset into ordinary ``Tool`` rows bound to the
-handler kinds of ``handlers`` (scopes, rate limits, audit, list_changed, tasks and the
+tool kinds of ``handlers`` (scopes, rate limits, audit, list_changed, tasks and the
 admin apply unchanged). Everything a caller may name (filters, operators, ordering, search,
 aggregates, groups) comes from these allowlists; the declaration is checked when it is
 registered, so a mistake fails at startup, not on a call.

@@ -1,4 +1,4 @@
-"""The site's MCP code: one handler kind and one model toolset (autodiscovered, like admin.py)."""
+"""The site's MCP code: one tool kind and one model toolset (autodiscovered, like admin.py)."""
 
 from mcp_tools import ToolContext, ToolError, handler
 from mcp_tools.contrib.drf import ModelToolset, register
