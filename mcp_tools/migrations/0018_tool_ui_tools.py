@@ -2,6 +2,18 @@
 
 from django.db import migrations, models
 
+# The generated views of model toolsets that call their own tool again (mcp_tools.contrib.drf.sync.SELF_CALLING).
+SELF_CALLING = ("mcp_tools/drf/ui/list.html", "mcp_tools/drf/ui/form.html")
+
+
+def declare_generated_calls(apps, schema_editor):
+    """The list and form views page and save through their own tool: declare it, as
+    mcp_sync_toolsets does from now on, so their previews keep working before the next sync."""
+    Tool = apps.get_model("mcp_tools", "Tool")
+    for tool in Tool.objects.using(schema_editor.connection.alias).filter(ui_template="", ui_template_name__in=SELF_CALLING):
+        tool.ui_tools = [tool.name]
+        tool.save(update_fields=["ui_tools"])
+
 
 class Migration(migrations.Migration):
 
@@ -29,4 +41,5 @@ class Migration(migrations.Migration):
             name='ui_template_name',
             field=models.CharField(blank=True, help_text="Or: the path of a template shipped in the site's code, rendered on the server, under one of the folders of the UI_TEMPLATE_PREFIXES setting (e.g. mcp_ui/books_list.html).", max_length=200, verbose_name='UI template path'),
         ),
+        migrations.RunPython(declare_generated_calls, migrations.RunPython.noop),
     ]

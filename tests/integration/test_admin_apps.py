@@ -147,3 +147,29 @@ def test_a_view_that_calls_its_own_tool_follows_a_rename(admin_client: Client) -
     assert response.status_code == 302, response.context["adminform"].form.errors
     tool.refresh_from_db()
     assert (tool.name, tool.ui_tools) == ("hello", ["hello"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_declares_the_calls_of_the_generated_views() -> None:
+    """0018: rows of the generated list and form views (which page and save through their own
+    tool) declare it, so their previews keep working before the next mcp_sync_toolsets."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("mcp_tools", "0017_handler_key_help")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("mcp_tools", "Tool")
+    rows = {
+        "list_x": "mcp_tools/drf/ui/list.html",
+        "create_x": "mcp_tools/drf/ui/form.html",
+        "get_x": "mcp_tools/drf/ui/detail.html",
+        "other": "",
+    }
+    for name, template_name in rows.items():
+        old.objects.create(name=name, handler_key="demo.echo", ui_template_name=template_name)
+    old.objects.create(name="mine", handler_key="demo.echo", ui_template="<p>x</p>")
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes("mcp_tools"))
+    declared = dict(Tool.objects.values_list("name", "ui_tools"))
+    assert declared == {"list_x": ["list_x"], "create_x": ["create_x"], "get_x": [], "other": [], "mine": []}
