@@ -12,6 +12,9 @@
   (AllowAnyBackend): they are hidden from every caller.
 - mcp_tools.W011: enabled tools need a Django permission that no group and no user (superusers
   aside) holds: hidden from everyone but superusers.
+- mcp_tools.W020: a tool's stored view holds Django template syntax, which is served as written
+  (stored views are no longer rendered on the server).
+- mcp_tools.W021: a tool's UI template path is outside UI_TEMPLATE_PREFIXES: its view is not served.
 """
 
 from __future__ import annotations
@@ -244,6 +247,51 @@ def check_permissions(app_configs: Any = None, databases: Any = None, **kwargs: 
     ]
 
 
+def check_views(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W020/W021: views written for the server-side rendering of stored templates (before issue
+    32), served as text now, and template paths outside the allowed folders, not served."""
+    if not databases:
+        return []
+    from .conf import mcp_settings
+    from .models import Tool
+    from .ui.render import template_name_problem, template_syntax
+
+    if mcp_settings.problems():
+        return []
+    messages: list[CheckMessage] = []
+    try:
+        rows = Tool.objects.exclude(ui_template="", ui_template_name="").values_list(
+            "name", "ui_template", "ui_template_name"
+        )
+        for name, template, template_name in rows.iterator(chunk_size=100):
+            syntax = template_syntax(template) if template else None
+            if syntax is not None:
+                messages.append(
+                    Warning(
+                        f"Tool {name!r}'s stored view holds template syntax ({syntax}): it is served as "
+                        "written, not rendered.",
+                        hint="Edit the view in the admin: give it its data through the app bridge (data-mcp-text, "
+                        "data-mcp-tool, mcpApp.on), or ship it as a template in code (UI template path). "
+                        "See the how-to MCP Apps.",
+                        obj=name,
+                        id="mcp_tools.W020",
+                    )
+                )
+            problem = template_name_problem(template_name) if template_name and not template else None
+            if problem is not None:
+                messages.append(
+                    Warning(
+                        f"Tool {name!r}'s UI template path {template_name!r} is not served: {problem}",
+                        hint="Move the template under one of UI_TEMPLATE_PREFIXES, or add its folder to the setting.",
+                        obj=name,
+                        id="mcp_tools.W021",
+                    )
+                )
+    except DatabaseError:
+        return []  # not migrated yet
+    return messages
+
+
 def _some(names: list[str], most: int = 5) -> str:
     return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
@@ -270,3 +318,4 @@ def register() -> None:
     register_check(check_tools, Tags.database)
     register_check(check_open_doors, Tags.database, Tags.security)
     register_check(check_permissions, Tags.database)
+    register_check(check_views, Tags.database)

@@ -66,6 +66,13 @@ def _strings(value: Any) -> str | None:
     return None
 
 
+def _folders(value: Any) -> str | None:
+    if not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+        return "must be a list of strings"
+    wrong = [item for item in value if not item.endswith("/") or item.startswith("/") or ".." in item.split("/")]
+    return f"each must be a relative folder ending with '/', not {wrong[0]!r}" if wrong else None
+
+
 def _mapping(value: Any) -> str | None:
     return None if isinstance(value, dict) else f"must be a dict, not {type(value).__name__}"
 
@@ -221,6 +228,9 @@ SETTINGS: dict[str, Setting] = {
     "TASK_QUEUE": Setting(None, _str(optional=True), "Celery queue of task messages"),
     # Rows purged per batch by mcp_purge_tasks and the mcp_tools.purge_expired_tasks beat task.
     "TASK_PURGE_BATCH": Setting(1000, _int(1), "rows per purge batch"),
+    # MCP Apps: the template folders a tool's "UI template path" may name (templates shipped in
+    # code, rendered on the server); stored views are never rendered.
+    "UI_TEMPLATE_PREFIXES": Setting(["mcp_ui/", "mcp_tools/drf/ui/"], _folders, "template folders of views"),
 }
 
 DEFAULTS: dict[str, Any] = {name: setting.default for name, setting in SETTINGS.items()}
@@ -299,6 +309,7 @@ class McpSettings:
     TASK_LOST_AFTER_SECONDS: float
     TASK_QUEUE: str | None
     TASK_PURGE_BATCH: int
+    UI_TEMPLATE_PREFIXES: list[str]
 
     def __init__(self) -> None:
         self._user: dict[str, Any] | None = None

@@ -233,7 +233,9 @@ class ToolForm(HandlerConfigFieldsMixin, forms.ModelForm):  # type: ignore[type-
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name in UI_CSP_FIELDS:
+        for name in ("ui_tools", *UI_CSP_FIELDS):
+            if name not in self.fields:
+                continue  # read-only here (setting the origins is a permission of its own)
             model_field: Any = Tool._meta.get_field(name)
             self.fields[name] = NamesField(
                 label=str(model_field.verbose_name).capitalize(),
@@ -249,6 +251,23 @@ class ToolForm(HandlerConfigFieldsMixin, forms.ModelForm):  # type: ignore[type-
     def clean_handler_config(self) -> Any:
         value = self.cleaned_data.get("handler_config")
         return {} if value is None else value
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        # A view that calls its own tool keeps doing so when the tool is renamed.
+        old, new, names = self.initial.get("name"), cleaned.get("name"), cleaned.get("ui_tools")
+        if (
+            self.instance.pk is not None
+            and old
+            and new
+            and old != new
+            and isinstance(names, list)
+            and old in names
+            and "ui_tools" not in self.changed_data
+        ):
+            cleaned["ui_tools"] = [new if name == old else name for name in names]
+            self.instance.ui_tools = cleaned["ui_tools"]
+        return cleaned
 
 
 class TryForm(forms.Form):

@@ -22,9 +22,9 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from ..auth import open_door
 from ..editing.history import compare, current_state, restore
-from ..editing.preview import preview, ui_document
+from ..editing.preview import preview, ui_document, view_call_refusal
 from ..editing.transfer import MAX_FILE_BYTES, ImportRejected, dumps, export_tools, import_tools, loads
-from ..models import EDITABLE_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision
+from ..models import EDITABLE_FIELDS, UI_CSP_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision
 from ..protocol import apps as apps_wire
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
@@ -123,6 +123,17 @@ class ToolAdmin(RevisionsByUser):
 
     def has_try_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(f"{self.opts.app_label}.try_tool")
+
+    def has_ui_domains_permission(self, request: HttpRequest) -> bool:
+        """Whether the user may set the origins a view may reach (its CSP domains): what a view
+        may send its data to, so a permission of its own besides changing tools."""
+        return request.user.has_perm(f"{self.opts.app_label}.set_ui_domains")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        if not self.has_ui_domains_permission(request):
+            readonly += tuple(UI_CSP_FIELDS)  # shown, kept as they are (a new tool: none)
+        return readonly
 
     def _require(self, allowed: bool) -> None:
         if not allowed:
@@ -373,7 +384,15 @@ class ToolAdmin(RevisionsByUser):
         tool = Tool.objects.filter(pk=tool_pk).first()
         self._require(self.has_change_permission(request, tool) if tool else self.has_add_permission(request))
         errors: list[str] = []
-        if request.method == "POST":
+        if request.method == "POST" and not self.has_ui_domains_permission(request):
+            changed = [f for f in UI_CSP_FIELDS if old.data.get(f, []) != (getattr(tool, f) if tool else [])]
+            if changed:
+                errors = [
+                    f"{field}: restoring this revision changes the origins the tool's view may reach, "
+                    "which needs the permission to set them (set_ui_domains)."
+                    for field in changed
+                ]
+        if request.method == "POST" and not errors:
             try:
                 restored = restore(old, user=request.user)
             except ValidationError as exc:
@@ -449,6 +468,7 @@ class ToolAdmin(RevisionsByUser):
                     user=request.user,
                     source="admin import",
                     dry_run=form.cleaned_data["dry_run"],
+                    may_set_ui_domains=self.has_ui_domains_permission(request),
                 )
             except ImportRejected as exc:
                 problems = exc.problems
@@ -460,7 +480,8 @@ class ToolAdmin(RevisionsByUser):
         return TemplateResponse(request, "mcp_tools/admin/tool_import.html", context)
 
     def _ui_preview(self, request: HttpRequest, tool: Tool) -> dict[str, Any]:
-        """The view's preview panel: the iframe's sandbox, CSP and ``allow``, or why it failed."""
+        """The view's preview panel: the iframe's sandbox, CSP and ``allow``, the tools the view
+        may call and where it may send data, or why it failed."""
         if not tool.has_ui:
             return {}
         try:
@@ -468,10 +489,15 @@ class ToolAdmin(RevisionsByUser):
         except UiRenderError as exc:
             return {"ui_error": str(exc)}
         allow = apps_wire.host_allow(meta)
+        entry = preview(tool, tasks_enabled=tasks_enabled())[0].entry  # the newest revision's
+        declared = list(tool.ui_tools) if isinstance(tool.ui_tools, list) else []
+        connect = list(tool.ui_connect_domains) if isinstance(tool.ui_connect_domains, list) else []
         return {
             "ui_preview": True,
             "ui_csp": apps_wire.host_csp(meta),
             "ui_allow": allow,
+            "ui_tools": declared,
+            "ui_connect": connect,
             # What static/mcp_tools/ui_host.js reads (its Try it call, when there is one, is added).
             "ui_config": {
                 "src": self._url("ui", tool.pk),
@@ -480,6 +506,12 @@ class ToolAdmin(RevisionsByUser):
                 "allow": allow,
                 "trial": None,
                 "protocolVersion": LATEST,
+                # Each call the view asks for is shown and runs only when the person confirms it,
+                # and only for these tools (ui_call_view refuses the others too).
+                "tools": declared,
+                "tool": entry,  # the host context's toolInfo.tool
+                "user": request.user.get_username(),
+                "connectDomains": connect,
             },
         }
 
@@ -504,7 +536,9 @@ class ToolAdmin(RevisionsByUser):
 
     def ui_call_view(self, request: HttpRequest, object_id: str) -> HttpResponseBase:
         """The preview host's ``tools/call``: a Try it call (POST JSON ``{name, arguments}``) of a
-        tool of the same site, as the user, answered with the JSON-RPC response."""
+        tool the view declares (``Tool.ui_tools``), as the user, answered with the JSON-RPC
+        response. The host sends it only once the person viewing the page confirmed that call;
+        a tool the view does not declare, or one only the model may call, is refused here too."""
         tool = self.get_object(request, unquote(object_id))
         if tool is None:
             raise Http404("No such tool")
@@ -520,6 +554,9 @@ class ToolAdmin(RevisionsByUser):
         arguments = body.get("arguments") or {}
         if not isinstance(arguments, dict):
             return JsonResponse({"error": {"code": -32602, "message": "arguments must be an object."}}, status=400)
+        refusal = view_call_refusal(tool, body["name"])
+        if refusal is not None:
+            return JsonResponse({"error": {"code": -32602, "message": refusal}}, status=403)
         version = body.get("protocolVersion")
         trial = try_tool(body["name"], arguments, request.user, version if version in SUPPORTED_VERSIONS else LATEST)
         if trial.response is None:

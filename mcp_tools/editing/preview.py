@@ -1,4 +1,5 @@
-"""The exact ``tools/list`` entry of a saved tool for each protocol revision."""
+"""The exact ``tools/list`` entry of a saved tool for each protocol revision, its view as a client
+reads it, and which tools the view may call in the admin's preview."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import CompiledTool, compile_tool
-from ..models import BINDING_FIELDS, UI_FIELDS, WIRE_FIELDS, Tool
+from ..models import BINDING_FIELDS, UI_FIELDS, WIRE_FIELDS, Tool, UiVisibility
 from ..protocol.apps import UiResourceMeta
 from ..protocol.shaping import shape_tool
 from ..protocol.versions import SUPPORTED_VERSIONS, get_revision
@@ -49,3 +50,21 @@ def ui_document(tool: Tool) -> tuple[str, UiResourceMeta | None]:
     if compiled.spec.ui is None:
         raise LookupError("The tool has no view")
     return render_document(compiled.ui_source()), compiled.ui_meta
+
+
+def view_call_refusal(tool: Tool, name: str) -> str | None:
+    """Why the view of ``tool`` may not call the tool ``name`` through the admin's preview host,
+    or None: a view calls only the tools it declares (``Tool.ui_tools``, reviewed with its
+    revisions), and, as the MCP Apps extension requires of a host, never a tool whose
+    visibility leaves out the app. A declared name that is no tool is left to the call (the
+    same answer as any unknown tool)."""
+    declared = tool.ui_tools if isinstance(tool.ui_tools, list) else []
+    if name not in declared:
+        return (
+            f"The view of {tool.name} does not declare the tool {name[:128]!r} among the tools it may call "
+            '(its "tools the view may call"): not called.'
+        )
+    visibility = Tool.objects.filter(name=name).values_list("ui_visibility", flat=True).first()
+    if visibility == UiVisibility.MODEL:
+        return f"The tool {name!r} is visible to the model only, not to apps: a view may not call it."
+    return None

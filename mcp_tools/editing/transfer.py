@@ -12,7 +12,7 @@ import orjson
 from django.core.exceptions import ValidationError
 from django.db import router, transaction
 
-from ..models import EDITABLE_FIELDS, SCOPE_NAME_RE, CatalogVersion, Scope, Tool, revision
+from ..models import EDITABLE_FIELDS, SCOPE_NAME_RE, UI_CSP_FIELDS, CatalogVersion, Scope, Tool, revision
 from ..models.tools import MAX_JSON_DEPTH
 from ..protocol.jsonrpc import depth_over
 
@@ -177,6 +177,7 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "ui_template": _STRING,
     "ui_template_name": _STRING,
     "ui_visibility": _STRING,
+    "ui_tools": (list,),
     "ui_connect_domains": (list,),
     "ui_resource_domains": (list,),
     "ui_frame_domains": (list,),
@@ -199,11 +200,20 @@ def _type_problem(key: str, value: Any) -> str | None:
     return f"must be {' or '.join(names)}, not {type(value).__name__}"
 
 
-def import_tools(document: Any, *, user: Any = None, source: str = "import", dry_run: bool = False) -> ImportReport:
+def import_tools(
+    document: Any,
+    *,
+    user: Any = None,
+    source: str = "import",
+    dry_run: bool = False,
+    may_set_ui_domains: bool = True,
+) -> ImportReport:
     """Create or update (by name) every tool of ``document``; tools not named are left alone.
 
     All rows are validated first; any problem raises ImportRejected and nothing is written.
-    The writes are one transaction, one catalog version and one revision per tool.
+    The writes are one transaction, one catalog version and one revision per tool. Without
+    ``may_set_ui_domains`` (the admin's ``set_ui_domains`` permission) a row that would change
+    the origins a tool's view may reach is a problem too.
     """
     tool_rows, scope_rows = _envelope(document)
     problems: list[str] = []
@@ -244,9 +254,17 @@ def import_tools(document: Any, *, user: Any = None, source: str = "import", dry
         problems.extend(f"{label}: {key}: {problem}" for key, problem in wrong.items())
         tool = existing.get(tool_name) if isinstance(tool_name, str) else None
         tool = tool if tool is not None else Tool()
+        domains = {key: getattr(tool, key) for key in UI_CSP_FIELDS}
         for key in EDITABLE_FIELDS:
             if key in row and key != "required_scopes" and key not in wrong:
                 setattr(tool, key, row[key])
+        if not may_set_ui_domains:
+            problems.extend(
+                f"{label}: {key}: changing the origins a tool's view may reach needs the permission "
+                "to set them (set_ui_domains)"
+                for key, value in domains.items()
+                if getattr(tool, key) != value
+            )
         try:
             tool.full_clean(exclude=list(wrong))
         except ValidationError as exc:

@@ -47,9 +47,11 @@ MAX_JSON_BYTES: dict[str, int] = {
     "ui_frame_domains": 8_192,
     "ui_base_uri_domains": 8_192,
     "ui_permissions": 1_024,
+    "ui_tools": 8_192,
 }
 MAX_UI_TEMPLATE_CHARS = 262_144
 MAX_UI_ORIGINS = 32
+MAX_UI_TOOLS = 32
 MAX_ICONS = 8
 TEXT_FIELDS = (
     "name",
@@ -151,12 +153,15 @@ UI_FIELDS: tuple[str, ...] = (
     "ui_template",
     "ui_template_name",
     "ui_visibility",
+    "ui_tools",
     *UI_CSP_FIELDS,
     "ui_permissions",
     "ui_prefers_border",
     "ui_domain",
 )
-"""The tool's MCP Apps view (the admin's UI group): its template, who may call it, its CSP."""
+"""The tool's MCP Apps view (the admin's UI group): its document or template, who may call the
+tool, the tools the view may call, its CSP (setting the CSP origins is the ``set_ui_domains``
+permission's)."""
 ACCESS_FIELDS: tuple[str, ...] = ("enabled", "required_scopes")
 """Who sees the tool at all."""
 EDITABLE_FIELDS: tuple[str, ...] = WIRE_FIELDS + BINDING_FIELDS + UI_FIELDS + ACCESS_FIELDS
@@ -270,8 +275,8 @@ class Tool(models.Model):
         _("UI template"),
         blank=True,
         help_text=_(
-            "A Django template of the tool's MCP Apps view, rendered in a sandbox (no {% load %}, "
-            "{% include %} or {% extends %}; autoescaped). A fragment is wrapped in a complete HTML5 "
+            "The tool's MCP Apps view: HTML served exactly as written (no template syntax: the call's "
+            "data reach the view through the app bridge). A fragment is wrapped in a complete HTML5 "
             "document with the app bridge; see the how-to MCP Apps."
         ),
     )
@@ -279,7 +284,10 @@ class Tool(models.Model):
         _("UI template path"),
         max_length=200,
         blank=True,
-        help_text=_("Or: the path of a template in the site's templates (e.g. books/list_ui.html)."),
+        help_text=_(
+            "Or: the path of a template shipped in the site's code, rendered on the server, under one of "
+            "the folders of the UI_TEMPLATE_PREFIXES setting (e.g. mcp_ui/books_list.html)."
+        ),
     )
     ui_visibility = models.CharField(
         _("UI visibility"),
@@ -288,6 +296,16 @@ class Tool(models.Model):
         choices=UiVisibility.choices,
         default=UiVisibility.BOTH,
         help_text=_("Who may call the tool: an app-only tool is left out of the tools a model sees."),
+    )
+    ui_tools = models.JSONField(
+        _("tools the view may call"),
+        default=list,
+        blank=True,
+        help_text=_(
+            "Names of the tools the view may call through its host (mcpApp.callTool); the admin's preview "
+            "calls no other, and asks you before each call. A tool whose UI visibility is the model only "
+            "is never callable by a view."
+        ),
     )
     ui_connect_domains = models.JSONField(
         _("connect domains"),
@@ -350,7 +368,10 @@ class Tool(models.Model):
         ordering = ("name",)
         verbose_name = _("tool")
         verbose_name_plural = _("tools")
-        permissions = [("try_tool", _("Can try a tool from the admin (runs its handler)"))]
+        permissions = [
+            ("try_tool", _("Can try a tool from the admin (runs its handler)")),
+            ("set_ui_domains", _("Can set the origins a tool's view may reach (its CSP domains)")),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -502,10 +523,31 @@ def ui_problems(tool: Tool, oversized: Collection[str] = ()) -> dict[str, list[s
         errors["ui_template_name"] = ["Give a template or a template path, not both."]
     if tool.ui_visibility == UiVisibility.APP and not tool.has_ui:
         errors["ui_visibility"] = ["An app-only tool needs a UI (a template or a template path)."]
+    if "ui_tools" not in oversized:
+        problems = ui_tools_problems(tool.ui_tools)
+        if not problems and tool.ui_tools and not tool.has_ui:
+            problems = ["Only a view calls tools: give the tool a UI (a template or a template path)."]
+        if problems:
+            errors["ui_tools"] = problems
     if "ui_template" not in errors and "ui_template_name" not in errors and tool.has_ui:
         for field, messages in template_problems(tool.ui_template, tool.ui_template_name).items():
             errors.setdefault(field, []).extend(messages)
     return errors
+
+
+def ui_tools_problems(names: Any) -> list[str]:
+    """What is wrong with a view's list of the tools it may call: tool names, at most
+    MAX_UI_TOOLS, each once. A name need not be a tool yet (an import may bring it later); a
+    call of a missing tool is refused when it is made."""
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return ["A list of tool names."]
+    if len(names) > MAX_UI_TOOLS:
+        return [f"At most {MAX_UI_TOOLS} tools ({len(names)} given)."]
+    problems = [f"{name[:130]!r} is not a tool name." for name in names if not TOOL_NAME_RE.fullmatch(name)]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        problems.append(f"Named more than once: {', '.join(twice)}.")
+    return problems
 
 
 _batch: ContextVar[list[bool] | None] = ContextVar("mcp_tools_catalog_batch", default=None)

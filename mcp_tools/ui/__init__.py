@@ -1,4 +1,5 @@
-"""MCP Apps views of tools: the sandboxed template engine and the rendered ``ui://`` documents."""
+"""MCP Apps views of tools: the ``ui://`` documents (stored views served as written, templates
+shipped in code rendered) and what keeps a view from being served."""
 
 from .render import UiSource, render_document, template_problems
 

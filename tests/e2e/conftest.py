@@ -27,6 +27,7 @@ LONGEST_FIRST = (
     "test_wheel.py",
     "test_soak.py",
     "test_apps_browser.py",
+    "test_view_authority.py",
     "test_drf_sdk.py",
     "test_worker_loss.py",
     "test_audit_flush.py",

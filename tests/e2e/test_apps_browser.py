@@ -180,7 +180,8 @@ def test_the_official_host_renders_pages_sorts_and_submits(browser: Any, host_pa
         browser.save_screenshot(str(shots / "4-form-saved.png"))
 
         # The admin's preview: Try it on list_book, the view in the page's host (the official
-        # AppBridge, static/mcp_tools/ui_host.js), and its next page through a Try it call.
+        # AppBridge, static/mcp_tools/ui_host.js), and its next page through a Try it call once
+        # confirmed in the page's prompt.
         browser.get(f"{server.base_url}/admin/login/")
         browser.find_element("css selector", "[name=username]").send_keys("admin")
         browser.find_element("css selector", "[name=password]").send_keys("apps-pw")
@@ -200,6 +201,14 @@ def test_the_official_host_renders_pages_sorts_and_submits(browser: Any, host_pa
         _until(lambda: len(_column(browser, "title")) == 4, "the preview's rows")
         titles = _column(browser, "title")
         browser.find_element("css selector", "button.mcp-next").click()
+        # The view's call waits for the person's decision (issue 32): shown, then confirmed.
+        browser.switch_to.default_content()
+        _until(lambda: host.get_attribute("data-asking") == "list_book", "the preview's prompt")
+        assert json.loads(browser.find_element("css selector", ".mcp-ui-ask-args").text)["limit"] == 4
+        run = browser.find_element("css selector", ".mcp-ui-run")
+        _until(run.is_enabled, "the Run button to be armed")
+        run.click()
+        browser.switch_to.frame(browser.find_element("css selector", "#mcp-ui-frame"))
         _until(
             lambda: "later page" in browser.find_element("css selector", ".mcp-status").text, "the preview's next page"
         )

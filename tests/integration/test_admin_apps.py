@@ -17,7 +17,8 @@ from tests.mcp_client import APPS_CAPABILITIES, Mcp
 
 UI_FORM = {
     **FORM,
-    "ui_template": "<h1>{{ tool.title }}</h1><p data-mcp-text='text'></p>",
+    "ui_template": "<h1 data-mcp-tool='title'></h1><p data-mcp-text='text'></p>",
+    "ui_tools": "greet",
     "ui_template_name": "",
     "ui_visibility": "",
     "ui_connect_domains": "https://api.example.com",
@@ -50,13 +51,22 @@ def test_an_admin_gives_a_tool_a_view_and_clients_get_it(admin_client: Client) -
     listed = {t["name"]: t for t in mcp.call("tools/list")["tools"]}
     assert listed["greet"]["_meta"] == {"ui": {"resourceUri": "ui://tools/greet"}}
     (item,) = mcp.call("resources/read", {"uri": "ui://tools/greet"})["contents"]
-    assert "<h1>Greeter</h1>" in item["text"]
+    assert UI_FORM["ui_template"] in item["text"]  # served as stored
     # The change page previews it in a sandboxed iframe with the CSP a host would build.
     page = admin_client.get(f"{LIST}{tool.pk}/change/").content.decode()
     assert "data-mcp-ui-host" in page
     assert "mcp_tools/ui_host.js" in page  # the official AppBridge, bundled (static)
     config = json.loads(page.split('<script id="mcp-ui-config" type="application/json">')[1].split("</script>")[0])
     assert (config["src"], config["trial"]) == (f"{LIST}{tool.pk}/ui/", None)
+    # What the host lets the view ask for, and what it tells the view of its tool (toolInfo).
+    assert (config["tools"], config["user"], config["connectDomains"]) == (
+        ["greet"],
+        "root",
+        ["https://api.example.com"],
+    )
+    assert (config["tool"]["name"], config["tool"]["title"]) == ("greet", "Greeter")
+    assert "It may send what it receives to: <code>https://api.example.com</code>" in page
+    assert tool.ui_tools == ["greet"]
     assert '"resourceUri": "ui://tools/greet"' in page.replace("&quot;", '"')  # the tools/list preview
     document = admin_client.get(f"{LIST}{tool.pk}/ui/")
     assert document["Content-Type"] == "text/html; charset=utf-8"
@@ -81,9 +91,12 @@ def _meta(item: dict[str, Any]) -> Any:
     [
         ("ui_connect_domains", "'unsafe-eval'", "is not an origin"),
         ("ui_frame_domains", "http://example.com", "only for localhost"),
-        ("ui_template", "{% load static %}", "Template error"),
-        ("ui_template", "{% include 'admin/base.html' %}", "Template error"),
-        ("ui_template_name", "no/such.html", "No template"),
+        ("ui_template", "{% load static %}", "served as written"),
+        ("ui_template", "<h1>{{ tool.title }}</h1>", "served as written"),
+        ("ui_template", "<!DOCTYPE html><body></body>", "needs a <head>"),
+        ("ui_template_name", "mcp_ui/no_such.html", "No template"),
+        ("ui_template_name", "admin/base.html", "UI_TEMPLATE_PREFIXES"),
+        ("ui_tools", "a b a", "more than once"),
         ("ui_domain", "a b", "is not a host name"),
     ],
 )
@@ -124,3 +137,39 @@ def test_a_tool_without_a_view_has_no_preview(admin_client: Client) -> None:
     tool = Tool.objects.get(name="greet")
     assert admin_client.get(f"{LIST}{tool.pk}/ui/").status_code == 404
     assert "data-mcp-ui-host" not in admin_client.get(f"{LIST}{tool.pk}/change/").content.decode()
+
+
+def test_a_view_that_calls_its_own_tool_follows_a_rename(admin_client: Client) -> None:
+    assert admin_client.post(ADD, UI_FORM).status_code == 302
+    tool = Tool.objects.get(name="greet")
+    assert tool.ui_tools == ["greet"]
+    response = admin_client.post(f"{LIST}{tool.pk}/change/", {**UI_FORM, "name": "hello"})
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    tool.refresh_from_db()
+    assert (tool.name, tool.ui_tools) == ("hello", ["hello"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_declares_the_calls_of_the_generated_views() -> None:
+    """0018: rows of the generated list and form views (which page and save through their own
+    tool) declare it, so their previews keep working before the next mcp_sync_toolsets."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("mcp_tools", "0017_handler_key_help")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("mcp_tools", "Tool")
+    rows = {
+        "list_x": "mcp_tools/drf/ui/list.html",
+        "create_x": "mcp_tools/drf/ui/form.html",
+        "get_x": "mcp_tools/drf/ui/detail.html",
+        "other": "",
+    }
+    for name, template_name in rows.items():
+        old.objects.create(name=name, handler_key="demo.echo", ui_template_name=template_name)
+    old.objects.create(name="mine", handler_key="demo.echo", ui_template="<p>x</p>")
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes("mcp_tools"))
+    declared = dict(Tool.objects.values_list("name", "ui_tools"))
+    assert declared == {"list_x": ["list_x"], "create_x": ["create_x"], "get_x": [], "other": [], "mine": []}

@@ -16,9 +16,9 @@ from mcp_tools.types import Principal
 from tests.mcp_client import APPS_CAPABILITIES, LEGACY, MODERN, Mcp, apps_meta, check_apps
 
 ALL_VERSIONS = (*LEGACY, MODERN)
-WEATHER_UI = """<h1>{{ tool.title }}</h1>
+WEATHER_UI = """<h1 data-mcp-tool="title">Weather</h1>
 <p class="city" data-mcp-text="city"></p><p data-mcp-text="conditions"></p>
-<p id="desc">{{ tool.description }}</p>"""
+<p id="desc" data-mcp-tool="description"></p>"""
 
 
 def _open(mcp: Mcp, version: str, *, apps: bool) -> Mcp:
@@ -119,7 +119,7 @@ def test_a_client_with_the_extension_gets_the_views(mcp: Mcp, version: str) -> N
     html = item["text"]
     assert html.startswith("<!DOCTYPE html>")
     assert html.rstrip().endswith("</html>")
-    assert "<h1>Weather</h1>" in html
+    assert WEATHER_UI in html  # served as stored
     assert "window.mcpApp" in html  # the bridge, inlined
     assert '"ui/initialize"' in html
     if version == MODERN:
@@ -165,15 +165,15 @@ def test_views_the_caller_may_not_read_are_not_found(mcp: Mcp, version: str, hea
 
 def test_a_ui_edit_moves_the_catalog_and_what_listeners_see(mcp: Mcp) -> None:
     """An admin's edit of a view is a tool change: the catalog version and the fingerprint
-    list_changed listeners compare both move, and the next read renders the new template."""
+    list_changed listeners compare both move, and the next read serves the new view."""
     _give_views()
     mcp.modern()
     principal = Principal(key="anon")
     version, (fingerprint, _) = CatalogVersion.current(), tools_fingerprint(principal)
     first = _call(mcp, "resources/read", {"uri": "ui://tools/get_weather"}, apps=True)["result"]
-    assert "<h1>Weather</h1>" in first["contents"][0]["text"]
+    assert WEATHER_UI in first["contents"][0]["text"]
     weather = Tool.objects.get(name="get_weather")
-    weather.ui_template = "<h2>{{ tool.name }} v2</h2>"
+    weather.ui_template = "<h2>get_weather v2</h2>"
     weather.full_clean()
     weather.save()
     assert CatalogVersion.current() > version

@@ -61,6 +61,23 @@ def test_a_view_written_in_the_admin_replaces_the_generated_one(library: Mcp) ->
     assert (tool.ui_template, tool.ui_template_name) == ("<p>mine</p>", "")
 
 
+def test_the_generated_views_declare_the_tool_they_call(library: Mcp) -> None:
+    """Issue 32: a view calls only the tools it declares. The list and form views call their own
+    tool again (a page, a save): the sync declares it, under the row's name if an admin renamed it."""
+    names = ["list_book", "get_book", "create_book", "update_book", "delete_book"]
+    declared = dict(Tool.objects.filter(name__in=names).values_list("name", "ui_tools"))
+    assert declared == {
+        "list_book": ["list_book"],
+        "get_book": [],
+        "create_book": ["create_book"],
+        "update_book": ["update_book"],
+        "delete_book": [],
+    }
+    Tool.objects.filter(name="list_book").update(name="books.list")
+    call_command("mcp_sync_toolsets", stdout=io.StringIO())
+    assert Tool.objects.get(name="books.list").ui_tools == ["books.list"]
+
+
 def test_ui_names_operations_of_the_toolset() -> None:
     toolset = type("T", (ModelToolset,), {"model": Specimen, "fields": ["id"], "ui": ["list", "create"]})
     with pytest.raises(ImproperlyConfigured, match="ui:"):

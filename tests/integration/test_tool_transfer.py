@@ -45,7 +45,8 @@ def _make_tools(count: int) -> None:
             rate_limit="10/m" if i % 6 == 0 else "",
             sensitive_arguments=["secret"] if i % 8 == 0 else [],
             # MCP Apps: a view on some, with its CSP, permissions and visibility.
-            ui_template="<p>{{ tool.name }}</p>" if i % 9 == 0 else "",
+            ui_template=f'<p data-mcp-text="n{i}"></p>' if i % 9 == 0 else "",
+            ui_tools=[f"t{i:03d}"] if i % 9 == 0 else [],
             ui_visibility="app" if i % 18 == 0 else "",
             ui_connect_domains=["https://api.example.com"] if i % 9 == 0 else [],
             ui_permissions=["camera"] if i % 27 == 0 else [],
@@ -154,7 +155,7 @@ def test_a_view_with_bad_fields_is_refused_on_import() -> None:
         import_tools(document)
     text = "\n".join(caught.value.problems)
     assert "v1" in text
-    assert "Template error" in text
+    assert "served as written" in text
     assert "ui_connect_domains: must be a list" in text
     assert "is not an origin" in text
     assert not Tool.objects.filter(name__startswith="v").exists()

@@ -112,7 +112,13 @@ def row_values(toolset: ModelToolset, operation: str) -> dict[str, Any]:
         "idempotent_hint": idempotent,
         "open_world_hint": False,
         "ui_template_name": toolset.ui_template_name(operation),
+        # The generated list and form views call their own tool again (a page, a save).
+        "ui_tools": [toolset.tool_name(operation)] if toolset.ui_template_name(operation) in SELF_CALLING else [],
     }
+
+
+# The generated views that call their own tool through the host (the detail view calls none).
+SELF_CALLING = frozenset({"mcp_tools/drf/ui/list.html", "mcp_tools/drf/ui/form.html"})
 
 
 def action_row_values(toolset: ModelToolset, name: str) -> dict[str, Any]:
@@ -144,6 +150,7 @@ def action_row_values(toolset: ModelToolset, name: str) -> dict[str, Any]:
         "idempotent_hint": False,
         "open_world_hint": False,
         "ui_template_name": "",
+        "ui_tools": [],
     }
 
 
@@ -209,6 +216,8 @@ def _sync_one(
                 setattr(tool, name, values[name])
             if tool.ui_template:
                 tool.ui_template_name = ""  # a view written in the admin replaces the generated one
+            else:  # the generated view's calls, under the row's name (an admin may rename it)
+                tool.ui_tools = [tool.name] if values["ui_tools"] else []
             tool.full_clean()  # the kind derives the schemas again
             changed = _snapshot(tool) != before
             if changed:

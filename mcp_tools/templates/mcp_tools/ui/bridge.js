@@ -46,6 +46,21 @@
     });
     document.documentElement.setAttribute("data-mcp-state", result && result.isError ? "error" : "result");
   }
+  /* The tool whose view this is, as the host tells it (hostContext.toolInfo.tool): a stored view is
+     served as written, so this is where its name and title come from. */
+  function bindTool(context) {
+    var tool = context && context.toolInfo && context.toolInfo.tool;
+    if (!tool) return;
+    if (document.readyState === "loading") {
+      document.addEventListener("DOMContentLoaded", function () { bindTool(context); });
+      return;
+    }
+    document.querySelectorAll("[data-mcp-tool]").forEach(function (el) {
+      var path = el.getAttribute("data-mcp-tool");
+      var value = path === "title" ? tool.title || (tool.annotations && tool.annotations.title) || tool.name : lookup(tool, path);
+      el.textContent = value === undefined || value === null ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
+    });
+  }
   function reportSize() {
     var el = document.documentElement;
     notify("ui/notifications/size-changed", { width: el.scrollWidth, height: el.scrollHeight });
@@ -78,6 +93,7 @@
         break;
       case "ui/notifications/host-context-changed":
         app.hostContext = Object.assign({}, app.hostContext || {}, params);
+        bindTool(app.hostContext);
         emit("hostcontext", app.hostContext);
         break;
       case "ui/resource-teardown":
@@ -110,6 +126,7 @@
   }).then(function (result) {
     app.hostContext = (result && result.hostContext) || {};
     notify("ui/notifications/initialized", {});
+    bindTool(app.hostContext);
     emit("hostcontext", app.hostContext);
     if (window.ResizeObserver) new ResizeObserver(reportSize).observe(document.documentElement);
     else reportSize();
