@@ -177,9 +177,18 @@ def _develop_static() -> bool:
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
-    """ASGI lifespan (Django's handler has none): on shutdown, write the buffered audit rows."""
+    """ASGI lifespan (Django's handler has none): on shutdown, write the buffered audit rows.
+
+    A server told to exit at once (uvicorn on a second Ctrl-C) skips the shutdown message and
+    cancels this coroutine as its event loop ends: the rows are written then, and it ends
+    quietly (raising there, uvicorn would log "ASGI 'lifespan' protocol appears unsupported").
+    """
     while True:
-        message = await receive()
+        try:
+            message = await receive()
+        except asyncio.CancelledError:
+            await sync_to_async(_flush_audit, thread_sensitive=False)()
+            return
         if message["type"] == "lifespan.startup":
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
