@@ -3,8 +3,9 @@
 Rows are buffered per process and written by a writer thread with one multi-row INSERT when
 ``AUDIT_FLUSH_ROWS`` rows wait or ``AUDIT_FLUSH_SECONDS`` after the first of them, and by
 :func:`flush` on a clean shutdown (``atexit``, the ASGI front's lifespan shutdown, Celery's
-worker shutdown). A crash loses at most the buffer. ``AUDIT_FLUSH_ROWS = 1`` or
-``AUDIT_FLUSH_SECONDS = 0`` writes each row at once, in the call.
+worker shutdown); a write interrupted by the process stopping (``SystemExit`` from a server's
+signal handler) puts its rows back for the flush at exit. A crash loses at most the buffer.
+``AUDIT_FLUSH_ROWS = 1`` or ``AUDIT_FLUSH_SECONDS = 0`` writes each row at once, in the call.
 
 A front that answers requests in its own thread (the WSGI front) records inside
 :func:`deferred` and calls :func:`flush_due` once its answer is sent: a full batch is then
@@ -251,6 +252,14 @@ class _Buffer:
                     self._put_back(batch)
             except Exception:
                 logger.exception("Could not write %d audit events", len(batch))
+            except BaseException:
+                # The process is being stopped in the middle of the write (a server's signal
+                # handler raising SystemExit, as gunicorn's sync workers do on SIGQUIT, or
+                # KeyboardInterrupt): the INSERT's transaction is rolled back, so the rows go
+                # back to the buffer for the flush at exit.
+                with self.lock:
+                    self.rows = batch + self.rows
+                raise
             else:
                 self.refusals = 0
                 self.retry_at = 0.0

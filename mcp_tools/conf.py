@@ -114,6 +114,9 @@ SETTINGS: dict[str, Setting] = {
     "DISCOVER_TTL_MS": Setting(3_600_000, _int(0), "2026-07-28 server/discover ttlMs"),
     # HTTP limits and browser rules.
     "MAX_BODY_BYTES": Setting(1_048_576, _int(1), "larger POST bodies get 413"),
+    # The ASGI front reads a POST's whole body within this time, else answers 408: a body that
+    # trickles in (a byte now and then) holds no connection and no memory for long.
+    "BODY_TIMEOUT_SECONDS": Setting(30, _number(0, above=True), "longest the ASGI front waits for a body"),
     # A JSON-RPC batch (2025-03-26) of more messages is refused whole (-32600), nothing run.
     "MAX_BATCH_ITEMS": Setting(32, _int(1), "messages in one JSON-RPC batch"),
     # The largest answer to one POST: a tool result over it becomes an isError result; a batch
@@ -170,8 +173,9 @@ SETTINGS: dict[str, Setting] = {
     # this often too (NOTIFY_CATCHUP_SECONDS) so a message lost with a connection is caught up.
     "NOTIFY_POLL_SECONDS": Setting(1.0, _number(0, above=True), "polling interval"),
     "NOTIFY_CATCHUP_SECONDS": Setting(15.0, _number(0, above=True), "push notifiers' re-check interval"),
-    # Open notification streams (GET and subscriptions/listen) per principal; 0: no bound.
-    "MAX_STREAMS_PER_PRINCIPAL": Setting(32, _int(0), "open notification streams per principal"),
+    # Long-lived streams per principal (the GET stream, subscriptions/listen, a tasks/result
+    # waiting for its task), counted in the cache; 0: no bound.
+    "MAX_STREAMS_PER_PRINCIPAL": Setting(32, _int(0), "open streams and waits per principal"),
     # OAuth resource server. RESOURCE_URL is the canonical URL of the endpoint (no trailing
     # slash): the PRM "resource", the audience tokens must be bound to, the challenges' base.
     "RESOURCE_URL": Setting(None, _str(optional=True), "canonical URL of the endpoint"),
@@ -253,6 +257,7 @@ class McpSettings:
     LIST_TTL_MS: int
     DISCOVER_TTL_MS: int
     MAX_BODY_BYTES: int
+    BODY_TIMEOUT_SECONDS: float
     MAX_BATCH_ITEMS: int
     MAX_RESPONSE_BYTES: int
     ALLOWED_ORIGINS: list[str]

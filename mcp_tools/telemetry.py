@@ -10,6 +10,13 @@ every hook costs one attribute check or two dictionary lookups, and a web worker
 the API's modules (about 3 MB) for spans nothing would record. With the API imported but no SDK
 configured, the API's no-op tracer and meter answer.
 The app configures no SDK and no exporter: the site does (see docs/howto/observability.md).
+
+What a client sends never becomes a metric series of its own, nor an unbounded attribute: a
+method the server does not know is recorded as ``_OTHER`` (the conventions' fallback value),
+and so is a tool the call did not find (unknown, or not visible to the caller); the span is
+then named by the method alone. Every other string that came from the client (the request id,
+an error's description) is cut to ``MAX_ATTRIBUTE_CHARS``. A metric's attributes are taken only
+from bounded sets: the server's methods and revisions, the catalog's tool names, fixed outcomes.
 """
 
 from __future__ import annotations
@@ -22,7 +29,11 @@ from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
+from .protocol.versions import SUPPORTED_VERSIONS
+
 __all__ = [
+    "MAX_ATTRIBUTE_CHARS",
+    "OTHER",
     "call_ended",
     "inject",
     "rate_limited",
@@ -32,12 +43,55 @@ __all__ = [
     "stream_opened",
     "task_span",
     "task_status",
+    "tool_found",
 ]
 
 # The histogram buckets the conventions recommend for mcp.*.duration (seconds).
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 PROPAGATED = ("traceparent", "tracestate", "baggage")
 _SCOPE = "mcp_tools"
+# The conventions' fallback for a value outside the known set (as HTTP's ``http.request.method``).
+OTHER = "_OTHER"
+# A string attribute or status description that came from the client is cut to this length.
+MAX_ATTRIBUTE_CHARS = 128
+# A propagation field longer than this is ignored (W3C baggage allows 8,192 bytes in all).
+_MAX_PROPAGATED_CHARS = 8192
+# The ``mcp.method.name`` values the conventions list (a client may send any of them); the
+# methods this server serves are passed in as ``known`` by the dispatcher.
+WELL_KNOWN_METHODS = frozenset(
+    {
+        "completion/complete",
+        "elicitation/create",
+        "initialize",
+        "logging/setLevel",
+        "notifications/cancelled",
+        "notifications/initialized",
+        "notifications/message",
+        "notifications/progress",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+        "notifications/roots/list_changed",
+        "notifications/tools/list_changed",
+        "ping",
+        "prompts/get",
+        "prompts/list",
+        "resources/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/templates/list",
+        "resources/unsubscribe",
+        "roots/list",
+        "sampling/createMessage",
+        "tools/call",
+        "tools/list",
+    }
+)
+_VERSIONS = frozenset(SUPPORTED_VERSIONS)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_ATTRIBUTE_CHARS else text[: MAX_ATTRIBUTE_CHARS - 1] + "…"
 
 
 class _Api:
@@ -118,10 +172,10 @@ def _api() -> _Api | None:
 class RequestSpan:
     """What a request's span learns while it is served (its error, its tool)."""
 
-    __slots__ = ("api", "attributes", "span", "started")
+    __slots__ = ("api", "attributes", "method", "span", "started")
 
-    def __init__(self, api: _Api, span: Any, attributes: dict[str, Any]) -> None:
-        self.api, self.span, self.attributes = api, span, attributes
+    def __init__(self, api: _Api, span: Any, attributes: dict[str, Any], method: str) -> None:
+        self.api, self.span, self.attributes, self.method = api, span, attributes, method
         self.started = time.perf_counter()
 
     def failed(self, error_type: str, message: str = "") -> None:
@@ -133,7 +187,15 @@ class RequestSpan:
         span.set_attribute("error.type", error_type)
         if error_type.lstrip("-").isdigit():
             span.set_attribute("rpc.response.status_code", error_type)
-        span.set_status(self.api.Status(self.api.StatusCode.ERROR, message or None))
+        span.set_status(self.api.Status(self.api.StatusCode.ERROR, _cut(message) if message else None))
+
+    def tool(self, name: str) -> None:
+        """The call found its tool (a catalog name): the span is named by it, and the metrics."""
+        self.attributes["gen_ai.tool.name"] = name
+        span = self.span
+        if span is not None:
+            span.set_attribute("gen_ai.tool.name", name)
+            span.update_name(f"{self.method} {name}")
 
 
 _NO_SPAN: Any = nullcontext(None)
@@ -143,12 +205,19 @@ _TOOL_ERRORS = frozenset({"tool_error", "invalid", "rate_limited", "rejected", "
 
 
 def request_span(method: str, params: Mapping[str, Any], request_id: Any, headers: Mapping[str, str] | None,
-                 protocol_version: str, session_id: str | None) -> Any:  # fmt: skip
-    """A context manager around serving one request: yields a ``RequestSpan`` or None."""
+                 protocol_version: str, session_id: str | None, *, known: bool = False) -> Any:  # fmt: skip
+    """A context manager around serving one request: yields a ``RequestSpan`` or None.
+
+    ``known``: the server serves ``method`` (else it is recorded as ``_OTHER`` unless the
+    conventions list it). ``protocol_version`` outside the supported revisions is ``_OTHER``.
+    A ``tools/call`` names no tool until the call found it (``tool_found``).
+    """
     api = _state.api
     if api is None and (_state.loaded or (api := _load()) is None):
         return _NO_SPAN
-    return _request_span(api, method, params, request_id, headers, protocol_version, session_id)
+    method = method if known or method in WELL_KNOWN_METHODS else OTHER
+    version = protocol_version if protocol_version in _VERSIONS else OTHER
+    return _request_span(api, method, params, request_id, headers, version, session_id)
 
 
 @contextmanager
@@ -156,27 +225,24 @@ def _request_span(api: _Api, method: str, params: Mapping[str, Any], request_id:
                   headers: Mapping[str, str] | None, protocol_version: str,
                   session_id: str | None) -> Iterator[RequestSpan]:  # fmt: skip
     attributes: dict[str, Any] = {"mcp.method.name": method, "mcp.protocol.version": protocol_version}
-    name = method
     if method == "tools/call":
-        tool = params.get("name")
         attributes["gen_ai.operation.name"] = "execute_tool"
-        if isinstance(tool, str):
-            attributes["gen_ai.tool.name"] = tool
-            name = f"{method} {tool}"
+        # Until the call finds its tool (RequestSpan.tool): a name no tool has is no series.
+        attributes["gen_ai.tool.name"] = OTHER
     span_attributes = dict(attributes)
     if request_id is not None:
-        span_attributes["jsonrpc.request.id"] = str(request_id)
+        span_attributes["jsonrpc.request.id"] = _cut(str(request_id))
     if session_id:
         span_attributes["mcp.session.id"] = session_id
     if _untraced(api):
         # The API without an SDK: its spans would record nothing; skip them (metrics still count).
-        with _recording(api, None, attributes) as recorder:
+        with _recording(api, None, attributes, method) as recorder:
             yield recorder
         return
     parent, links = _parent(api, params, headers)
     with (
         api.tracer.start_as_current_span(
-            name,
+            method,
             context=parent,
             kind=api.SpanKind.SERVER,
             attributes=span_attributes,
@@ -184,14 +250,14 @@ def _request_span(api: _Api, method: str, params: Mapping[str, Any], request_id:
             record_exception=False,
             set_status_on_exception=False,
         ) as span,
-        _recording(api, span, attributes) as recorder,
+        _recording(api, span, attributes, method) as recorder,
     ):
         yield recorder
 
 
 @contextmanager
-def _recording(api: _Api, span: Any, attributes: dict[str, Any]) -> Iterator[RequestSpan]:
-    recorder = RequestSpan(api, span, attributes)
+def _recording(api: _Api, span: Any, attributes: dict[str, Any], method: str) -> Iterator[RequestSpan]:
+    recorder = RequestSpan(api, span, attributes, method)
     token = _current.set(recorder)
     try:
         yield recorder
@@ -215,8 +281,8 @@ def _untraced(api: _Api) -> bool:
 def _parent(api: _Api, params: Mapping[str, Any], headers: Mapping[str, str] | None) -> tuple[Any, list[Any]]:
     """The context of ``params._meta`` (else the HTTP headers); the HTTP one linked if both."""
     meta = params.get("_meta")
-    from_meta = {k: v for k in PROPAGATED if isinstance(v := meta.get(k), str)} if isinstance(meta, Mapping) else {}
-    from_http = {k: v for k in PROPAGATED if (v := headers.get(k)) and isinstance(v, str)} if headers else {}
+    from_meta = {k: v for k in PROPAGATED if _propagated(v := meta.get(k))} if isinstance(meta, Mapping) else {}
+    from_http = {k: v for k in PROPAGATED if _propagated(v := headers.get(k))} if headers else {}
     if from_meta:
         parent = api.propagate.extract(from_meta)
         links = []
@@ -230,12 +296,26 @@ def _parent(api: _Api, params: Mapping[str, Any], headers: Mapping[str, str] | N
     return None, []
 
 
-def call_ended(tool_name: str, outcome: str, detail: str) -> None:
-    """A tools/call ended (its audit row): counters, and error.type on its span when it failed."""
+def _propagated(value: Any) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= _MAX_PROPAGATED_CHARS
+
+
+def tool_found(name: str) -> None:
+    """The current tools/call found its tool (``name`` is a catalog name the caller may call)."""
+    recorder = _current.get()
+    if recorder is not None:
+        recorder.tool(name)
+
+
+def call_ended(tool_name: str | None, outcome: str, detail: str) -> None:
+    """A tools/call ended (its audit row): counters, and error.type on its span when it failed.
+
+    ``tool_name``: the tool it found, or None (an unknown or hidden tool: counted as ``_OTHER``).
+    """
     api = _state.api
     if api is None:
         return
-    attributes = {"gen_ai.tool.name": tool_name, "mcp_tools.outcome": outcome}
+    attributes = {"gen_ai.tool.name": tool_name or OTHER, "mcp_tools.outcome": outcome}
     api.calls.add(1, attributes)
     if outcome not in ("ok", "approved", "cancelled"):
         api.errors.add(1, attributes)

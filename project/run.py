@@ -4,6 +4,13 @@ The worker is supervised: if it dies (killed, out of memory), its whole process 
 embedded beat included) is stopped and a new worker is started, with a log line; tasks it was
 running are retried or failed by their heartbeat (TASK_WORKER_LOST). Ctrl-C (or SIGTERM) stops
 the server and every worker process. If the server exits, the worker is stopped too.
+
+The server runs in a process group of its own and gets exactly one signal from here: a terminal's
+Ctrl-C reaches only this process, which passes it on once. (In the terminal's group the server
+got Ctrl-C twice, the terminal's and this one's, and uvicorn takes a second one as "exit now":
+it skipped the application's lifespan shutdown, where buffered audit rows are written, and
+logged "ASGI 'lifespan' protocol appears unsupported".) uvicorn waits at most
+``GRACEFUL_SECONDS`` for open connections, then runs that shutdown; this process waits for it.
 """
 
 from __future__ import annotations
@@ -16,6 +23,10 @@ import sys
 import time
 
 RESTART_DELAY_SECONDS = 1.0
+# uvicorn's --timeout-graceful-shutdown: open connections get this long, then the lifespan
+# shutdown runs (the audit rows); the server is killed only after SERVER_STOP_SECONDS.
+GRACEFUL_SECONDS = 10
+SERVER_STOP_SECONDS = GRACEFUL_SECONDS + 20
 
 
 def _worker_command(var: str) -> list[str]:
@@ -67,8 +78,12 @@ def main() -> int:
     var = os.environ.get("MCP_VAR_DIR", "var")
     worker = _start_worker(var)
     server = subprocess.Popen(  # noqa: S603 - fixed argv of this interpreter
-        [sys.executable, "-m", "uvicorn", "project.asgi:application", "--host", host, "--port", port]
-    )
+        [
+            sys.executable, "-m", "uvicorn", "project.asgi:application", "--host", host, "--port", port,
+            "--timeout-graceful-shutdown", str(GRACEFUL_SECONDS),
+        ],
+        process_group=0,  # Ctrl-C in the terminal reaches this process only: one signal for it
+    )  # fmt: skip
 
     stopping: list[int] = []
 
@@ -94,15 +109,16 @@ def main() -> int:
         pass
     finally:
         if server.poll() is None:
-            server.send_signal(signal.SIGINT)
+            # The signal this process got (SIGINT for Ctrl-C), once: a graceful shutdown.
+            server.send_signal(stopping[0] if stopping else signal.SIGTERM)
         _stop_group(worker)
         try:
-            server.wait(timeout=15)
+            server.wait(timeout=SERVER_STOP_SECONDS)
         except subprocess.TimeoutExpired:
+            log(f"the server did not stop within {SERVER_STOP_SECONDS} s; killing it")
             server.kill()
             server.wait()
-    # Ctrl-C in a terminal reaches the server too, which may have exited before this process
-    # saw its own signal: a server that stopped on a signal (or cleanly) is a clean stop.
+    # A server that stopped on a signal (ours, or one sent to it directly) or cleanly is a clean stop.
     if stopping or server.returncode in (0, -signal.SIGINT, -signal.SIGTERM):
         log("stopped")
         return 0

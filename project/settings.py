@@ -140,6 +140,7 @@ MCP_TOOLS = {
     "NOTIFIER": os.environ.get("MCP_NOTIFIER", "auto"),
     "NOTIFIER_REDIS_URL": os.environ.get("MCP_NOTIFIER_REDIS_URL") or os.environ.get("REDIS_URL"),
     "MAX_STREAMS_PER_PRINCIPAL": int(os.environ.get("MCP_MAX_STREAMS_PER_PRINCIPAL", "32")),
+    "BODY_TIMEOUT_SECONDS": float(os.environ.get("MCP_BODY_TIMEOUT_SECONDS", "30")),
     "RESOURCE_URL": MCP_RESOURCE_URL,
     "RESOURCE_NAME": "django-mcp-tools demo",
     "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"

@@ -13,6 +13,7 @@ from django.urls import URLPattern, path, reverse
 
 from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
 from . import approvals, handles  # noqa: F401  (register McpApprovalAdmin, McpHandleAdmin)
+from .lookups import AllowedLookups
 from .tools import RevisionsByUser, ToolAdmin
 from .usage import PERIODS, usage
 
@@ -20,7 +21,7 @@ admin.site.register(Tool, ToolAdmin)
 
 
 @admin.register(McpSession)
-class McpSessionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class McpSessionAdmin(AllowedLookups):
     list_display = ("id", "protocol_version", "principal_key", "initialized", "last_seen_at", "expires_at")
     list_filter = ("protocol_version", "initialized")
     readonly_fields = [f.name for f in McpSession._meta.fields]
@@ -30,7 +31,7 @@ class McpSessionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(StreamStats)
-class StreamStatsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class StreamStatsAdmin(AllowedLookups):
     """Open notification streams and list_changed sent, per serving process (read-only)."""
 
     list_display = ("process", "notifier", "listeners", "events_sent", "heartbeat_at", "live")
@@ -56,7 +57,7 @@ class ScopeAdmin(RevisionsByUser):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class AuditEventAdmin(AllowedLookups):
     # What people scan for first on the left (at 1366 px the long principal keys pushed the
     # outcome off the screen); the principal shortened, in full on the row's page and in search.
     list_display = ("created_at", "tool_name", "outcome", "duration_ms", "tool_version", "caller", "client_id")
@@ -74,7 +75,10 @@ class AuditEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         # The usage page's links filter by the caller's username.
-        return lookup == "user__username" or super().lookup_allowed(lookup, value, request)
+        from django.contrib.auth import get_user_model
+
+        by_username = f"user__{get_user_model().USERNAME_FIELD}"
+        return lookup == by_username or super().lookup_allowed(lookup, value, request)
 
     def get_urls(self) -> list[URLPattern]:
         name = f"{self.opts.app_label}_{self.opts.model_name}"
@@ -82,34 +86,40 @@ class AuditEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return [usage, *super().get_urls()]
 
     def usage_view(self, request: HttpRequest) -> HttpResponse:
-        """Calls, errors, durations, callers and tasks over the last hour, day or week."""
+        """Calls, errors, durations, callers and tasks over the last hour, day or week.
+
+        What else the page shows follows what the viewer may see elsewhere: the tool list to
+        pick from to those who may view tools, the tasks chart to those who may view tasks.
+        """
         if not self.has_view_permission(request):
             raise PermissionDenied
         period = request.GET.get("period", "day")
         if period not in PERIODS:
             period = "day"
         tool = request.GET.get("tool", "").strip()[:128]
-        username = request.GET.get("user", "").strip()[:150]
+        caller = request.GET.get("user", "").strip()[:255]
         changelist = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
         tasks = McpTask._meta
-        task_changelist = (
-            reverse(f"admin:{tasks.app_label}_{tasks.model_name}_changelist")
-            if self.admin_site.is_registered(McpTask)
-            and self.admin_site.get_model_admin(McpTask).has_view_permission(request)
-            else ""
-        )
+        see_tasks = self._may_view(request, McpTask)
+        task_changelist = reverse(f"admin:{tasks.app_label}_{tasks.model_name}_changelist") if see_tasks else ""
+        see_tools = self._may_view(request, Tool)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "title": "Usage",
-            "usage": usage(period, tool, username, changelist, task_changelist),
+            "usage": usage(period, tool, caller, changelist, task_changelist, tasks=see_tasks),
             "periods": [(key, label) for key, (_, _, _, label) in PERIODS.items()],
             "period": period,
             "tool": tool,
-            "username": username,
-            "tool_names": Tool.objects.order_by("name").values_list("name", flat=True),
+            "username": caller,
+            "see_tasks": see_tasks,
+            "tool_names": Tool.objects.order_by("name").values_list("name", flat=True) if see_tools else None,
         }
         return TemplateResponse(request, "mcp_tools/admin/audit_usage.html", context)
+
+    def _may_view(self, request: HttpRequest, model: Any) -> bool:
+        site = self.admin_site
+        return site.is_registered(model) and site.get_model_admin(model).has_view_permission(request)
 
     @admin.display(description="principal", ordering="principal_key")
     def caller(self, obj: AuditEvent) -> str:
@@ -118,7 +128,7 @@ class AuditEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(McpTask)
-class McpTaskAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class McpTaskAdmin(AllowedLookups):
     """Tasks are read-only here; staff who may change tasks can cancel unfinished ones."""
 
     list_display = ("short_id", "tool_name", "status", "status_message", "principal_key", "created_at", "updated_at")

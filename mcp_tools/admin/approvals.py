@@ -21,6 +21,7 @@ from django.utils.html import format_html
 
 from .. import approvals
 from ..models import ApprovalState, McpApproval
+from .lookups import AllowedLookups
 
 BULK_REJECT_REASON = "Rejected from the list of pending calls."
 
@@ -49,7 +50,7 @@ class StateFilter(admin.SimpleListFilter):
 
 
 @admin.register(McpApproval)
-class McpApprovalAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class McpApprovalAdmin(AllowedLookups):
     list_display = ("call", "tool_name", "caller", "state", "requested_at", "expires_at", "decided_by")
     list_filter = (StateFilter, "tool_name")
     search_fields = ("tool_name", "principal_key", "client_id")

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from ..handles import kinds
 from ..models import McpHandle
+from .lookups import AllowedLookups
 
 
 class LiveFilter(admin.SimpleListFilter):
@@ -29,7 +30,7 @@ class LiveFilter(admin.SimpleListFilter):
 
 
 @admin.register(McpHandle)
-class McpHandleAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class McpHandleAdmin(AllowedLookups):
     list_display = ("short_id", "kind_label", "principal_key", "updated_at", "expires_at", "is_live")
     list_filter = (LiveFilter, "kind")
     search_fields = ("id", "principal_key")

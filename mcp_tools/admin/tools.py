@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import router, transaction
 from django.db.models import QuerySet
@@ -32,6 +33,7 @@ from ..tasking import tasks_enabled
 from ..ui.render import UiRenderError
 from .config_fields import config_fieldsets
 from .forms import TOOL_FIELDSETS, ImportForm, ToolForm, TryForm
+from .lookups import AllowedLookups
 from .trial import grantable_scopes, try_tool
 
 
@@ -55,6 +57,13 @@ def handler_label(key: str) -> str:
     return kind.label or key
 
 
+def may_view_users(request: HttpRequest) -> bool:
+    """Whether the admin user may view user accounts (the site's user model's view permission):
+    who exists, their groups and the scopes they could be granted."""
+    opts = get_user_model()._meta
+    return bool(request.user.has_perm(f"{opts.app_label}.view_{opts.model_name}"))
+
+
 def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
@@ -69,7 +78,7 @@ def copy_name(name: str, taken: set[str]) -> str:
     raise ValueError(f"No free copy name for {name!r}")
 
 
-class RevisionsByUser(admin.ModelAdmin):  # type: ignore[type-arg]
+class RevisionsByUser(AllowedLookups):
     """Tool revisions caused by this admin's pages (a tool saved, a scope deleted) name the user."""
 
     def changeform_view(
@@ -186,21 +195,31 @@ class ToolAdmin(RevisionsByUser):
 
     def _who_can_use(self, request: HttpRequest, tool: Tool) -> dict[str, Any]:
         """The "Who can use this tool" panel: its requirements, who meets them, and the verdict
-        for one user named in ``?explain_user=`` (the same answer as ``manage.py mcp_explain``)."""
-        from django.contrib.auth import get_user_model
+        for one user named in ``?explain_user=`` (the same answer as ``manage.py mcp_explain``).
 
+        It shows only what the viewer may see elsewhere in the admin: the groups a scope is
+        restricted to or that hold a permission to those who may view groups (or scopes, for
+        a scope's), how many users hold a permission to those who may view users, and the
+        explanation for a user (who exists, their groups and grantable scopes) only to those
+        who may view users, as "What a user sees" (``explain_view``) does.
+        """
         from ..services.explain import audience, describe, explain, grant_for
 
-        context: dict[str, Any] = {"audience": audience(tool)}
+        user = request.user
+        groups = user.has_perm("auth.view_group")
+        scope_groups = groups or user.has_perm(f"{self.opts.app_label}.view_scope")
+        users = may_view_users(request)
+        found = audience(tool, scope_groups=scope_groups, groups=groups, users=users)
+        context: dict[str, Any] = {"audience": found, "can_explain": users}
         username = request.GET.get("explain_user", "").strip()[:150]
-        if username:
+        if username and users:
             model = get_user_model()
-            user = model._default_manager.filter(**{model.USERNAME_FIELD: username}).first()
+            named = model._default_manager.filter(**{model.USERNAME_FIELD: username}).first()
             context["explain_user"] = username
-            if user is None:
+            if named is None:
                 context["explain_error"] = f"No user {username!r}."
             else:
-                grant = grant_for(user)
+                grant = grant_for(named)
                 context["explain_grant"] = describe(grant)
                 context["explain_verdict"] = explain(grant, [tool.name])[0]
         return context
@@ -417,15 +436,10 @@ class ToolAdmin(RevisionsByUser):
     def explain_view(self, request: HttpRequest) -> HttpResponseBase:
         """Every tool for one user: which they see and every reason they do not see the others
         (``manage.py mcp_explain --user``). Needs the view permissions of tools and of users."""
-        from django.contrib.auth import get_user_model
-
         from ..services.explain import describe, explain, grant_for
 
         model = get_user_model()
-        self._require(
-            self.has_view_permission(request)
-            and request.user.has_perm(f"{model._meta.app_label}.view_{model._meta.model_name}")
-        )
+        self._require(self.has_view_permission(request) and may_view_users(request))
         username = request.GET.get("user", "").strip()[:150]
         extra: dict[str, Any] = {"username": username}
         if username:

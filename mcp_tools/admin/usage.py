@@ -3,9 +3,10 @@
 Every number comes from a bounded set of aggregate queries, whatever the number of audit rows:
 calls and errors per tool per time bucket (one pass over the period's rows, which also gives the
 top tools and the error rate), the median and 95th percentile duration of each top tool (two
-``OFFSET`` queries per tool, at most ``TOP_TOOLS`` tools), the top callers (one), tasks by
-status (one). Two covering indexes serve them (``mcp_audit_usage_time``: time, tool, outcome,
-caller; ``mcp_audit_usage_tool``: tool, time, outcome, duration), so no query reads the table.
+``OFFSET`` queries per tool, at most ``TOP_TOOLS`` tools), the top callers (one, and one for
+the usernames of those that are users), tasks by status (one, for viewers who may see tasks).
+Two covering indexes serve them (``mcp_audit_usage_time``: time, tool, outcome, caller;
+``mcp_audit_usage_tool``: tool, time, outcome, duration), so no query reads the table.
 The charts are drawn here as SVG strings (no JavaScript, nothing from a CDN); each links to the
 audit changelist filtered the same way.
 """
@@ -59,25 +60,29 @@ class Usage:
     tasks: list[dict[str, Any]]
 
 
-def usage(period: str, tool: str, username: str, changelist: str, task_changelist: str = "") -> Usage:
-    """The usage of the last ``period`` (hour, day, week), of one tool and one user if given.
+def usage(
+    period: str, tool: str, caller: str, changelist: str, task_changelist: str = "", *, tasks: bool = True
+) -> Usage:
+    """The usage of the last ``period`` (hour, day, week), of one tool and one caller if given.
 
-    The charts link to ``changelist`` (the audit events) and, for tasks, ``task_changelist``.
+    ``caller`` is a username, or the principal key of a caller that is no user (``client:...``):
+    what the top callers chart names them by. The charts link to ``changelist`` (the audit
+    events) and, for tasks, ``task_changelist``; ``tasks``: the viewer may see tasks (else the
+    tasks chart is empty and nothing of them is read).
     """
     length, unit, step, _label = PERIODS[period]
     now = timezone.now()
     since = now - length
     rows: QuerySet[AuditEvent] = AuditEvent.objects.filter(created_at__gte=since)
-    if tool:
-        rows = rows.filter(tool_name=tool)
-    if username:
-        rows = rows.filter(user__username=username)
     failed = ~Q(outcome__in=SUCCESS)
     filters: dict[str, str] = {"created_at__gte": since.isoformat()}
     if tool:
+        rows = rows.filter(tool_name=tool)
         filters["tool_name__exact"] = tool
-    if username:
-        filters["user__username"] = username
+    if caller:
+        found, lookup = _caller_filter(caller)
+        rows = rows.filter(**found)
+        filters.update(lookup)
 
     def link(**extra: str) -> str:
         return changelist + "?" + urlencode({**filters, **extra})
@@ -123,15 +128,21 @@ def usage(period: str, tool: str, username: str, changelist: str, task_changelis
         .annotate(calls=Count("id"), errors=Count("id", filter=failed))
         .order_by("-calls", "principal")[:TOP_CALLERS]
     )  # fmt: skip
-    for caller in callers:
-        caller["principal_key"] = caller.pop("principal")
-        caller["link"] = link(q=caller["principal_key"])
-    # 4. Tasks created in the period, by status.
+    names_of = _usernames([str(c["principal"]) for c in callers])
+    for entry in callers:
+        key = entry["principal_key"] = entry.pop("principal")
+        name = names_of.get(key)
+        # Named as the caller filter takes them: a user by username, any other caller by its key.
+        entry["caller"] = name if name is not None else key
+        entry["link"] = link(**({f"user__{_username_field()}": name} if name is not None else {"principal_key": key}))
+    # 4. Tasks created in the period, by status (for viewers who may see tasks).
     task_rows = McpTask.objects.filter(created_at__gte=since)
     if tool:
         task_rows = task_rows.filter(tool_name=tool)
-    tasks = list(task_rows.values("status").annotate(count=Count("id")).order_by("-count", "status"))
-    for task in tasks:
+    by_status = (
+        list(task_rows.values("status").annotate(count=Count("id")).order_by("-count", "status")) if tasks else []
+    )
+    for task in by_status:
         task_filters = {"created_at__gte": since.isoformat(), "status__exact": task["status"]}
         if tool:
             task_filters["tool_name__exact"] = tool
@@ -158,10 +169,49 @@ def usage(period: str, tool: str, username: str, changelist: str, task_changelis
             "%",
         ),
         "durations": _bars([(t["tool_name"], [t["p50"], t["p95"]], t["link"]) for t in top], ("p50", "p95"), "ms"),
-        "callers": _bars([(_short(c["principal_key"]), [c["calls"]], c["link"]) for c in callers], ("calls",), ""),
-        "tasks": _bars([(t["status"], [t["count"]], t["link"]) for t in tasks], ("tasks",), ""),
+        "callers": _bars([(_short(c["caller"]), [c["calls"]], c["link"]) for c in callers], ("calls",), ""),
+        "tasks": _bars([(t["status"], [t["count"]], t["link"]) for t in by_status], ("tasks",), ""),
     }
-    return Usage(period, since, total, errors, charts, top, callers, tasks)
+    return Usage(period, since, total, errors, charts, top, callers, by_status)
+
+
+def _username_field() -> str:
+    from django.contrib.auth import get_user_model
+
+    return str(get_user_model().USERNAME_FIELD)
+
+
+def _caller_filter(caller: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The rows of one caller (a username, else a principal key), and the changelist's lookup."""
+    from django.contrib.auth import get_user_model
+
+    model = get_user_model()
+    field = model.USERNAME_FIELD
+    pk = model._default_manager.filter(**{field: caller}).values_list("pk", flat=True).first()
+    if pk is not None:
+        return {"user_id": pk}, {f"user__{field}": caller}
+    return {"principal_key": caller}, {"principal_key": caller}
+
+
+def _usernames(keys: list[str]) -> dict[str, str]:
+    """The username of each caller key that names a user (``user:<pk>``), in one query."""
+    from django.contrib.auth import get_user_model
+    from django.core.exceptions import ValidationError
+
+    model = get_user_model()
+    pks: dict[Any, str] = {}
+    for key in keys:
+        text = key.removeprefix("user:")
+        if text == key or not text or "/" in text:
+            continue
+        try:
+            pks[model._meta.pk.to_python(text)] = key
+        except (ValidationError, ValueError, TypeError):
+            continue
+    if not pks:
+        return {}
+    found = model._default_manager.filter(pk__in=list(pks)).values_list("pk", model.USERNAME_FIELD)
+    return {pks[pk]: str(name) for pk, name in found if pk in pks}
 
 
 def _rank(n: int, q: float) -> int:

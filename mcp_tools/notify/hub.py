@@ -255,22 +255,53 @@ def current_hub() -> Hub | None:
 # --------------------------------------------------------------------------- streams per principal
 
 
+_release_lock = threading.Lock()
+
+
+class StreamSlot:
+    """One of a principal's ``MAX_STREAMS_PER_PRINCIPAL`` slots, held by one long-lived stream
+    or wait (a GET or listen stream whatever it delivers, a ``tasks/result`` waiting for its
+    task) from its start to its end; given back once, by whichever of its ends comes first
+    (its generator's end, the response's close), from the event loop or any thread."""
+
+    __slots__ = ("given_back", "principal")
+
+    def __init__(self, principal: Principal) -> None:
+        self.principal = principal
+        self.given_back = False
+
+    def give_back(self) -> None:
+        with _release_lock:
+            if self.given_back:
+                return
+            self.given_back = True
+        if mcp_settings.MAX_STREAMS_PER_PRINCIPAL:
+            from ..threads import submit
+
+            submit(release_stream_slot, self.principal)
+
+
+def take_stream_slot(principal: Principal) -> StreamSlot | None:
+    """A stream slot of ``principal`` (its owner: the user, across their OAuth clients), or None
+    when they hold ``MAX_STREAMS_PER_PRINCIPAL`` already (the caller answers 429)."""
+    return StreamSlot(principal) if acquire_stream_slot(principal) else None
+
+
 def acquire_stream_slot(principal: Principal) -> bool:
     """Count an open stream for ``principal`` in the shared cache; False over the bound."""
     limit = mcp_settings.MAX_STREAMS_PER_PRINCIPAL
     if not limit:
         return True
     # A worker that died holding slots frees them at the latest one stream lifetime later.
-    return acquire_slot(f"streams:{principal.owner}", limit, int(mcp_settings.SSE_MAX_SECONDS) + 60)
-
-
-_release_lock = threading.Lock()
+    longest = max(mcp_settings.SSE_MAX_SECONDS, mcp_settings.TASK_RESULT_WAIT_SECONDS)
+    return acquire_slot(f"streams:{principal.owner}", limit, int(longest) + 60)
 
 
 def release(listener: Listener) -> None:
     """The stream ended (client gone, deadline, shutdown) or its response was dropped unsent:
-    forget it in its hub and free its slot, once. Runs on the event loop or in the thread where
-    Django closes a response, so it never awaits and hands the work to the right place."""
+    forget it in its hub, once (its stream slot is the stream's ``StreamSlot``). Runs on the
+    event loop or in the thread where Django closes a response, so it never awaits and hands
+    the work to the right place."""
     with _release_lock:
         if listener.released:
             return
@@ -278,10 +309,6 @@ def release(listener: Listener) -> None:
     hub = listener.hub
     if hub is not None and not hub.loop.is_closed():
         hub.loop.call_soon_threadsafe(hub.unregister, listener)
-    if mcp_settings.MAX_STREAMS_PER_PRINCIPAL:
-        from ..threads import submit
-
-        submit(release_stream_slot, listener.principal)
 
 
 def release_stream_slot(principal: Principal) -> None:

@@ -155,6 +155,7 @@ class ToolCall:
             # extension has no app, so the tool answers as one that does not exist.
             raise e.invalid_params(f"Unknown tool: {self.name}")
         self.tool = tool
+        telemetry.tool_found(tool.name)
         return tool
 
     def read_arguments(self, tool: CompiledTool) -> None:
@@ -328,7 +329,7 @@ class ToolCall:
     def audit(self) -> None:
         """The call's one audit row (and its telemetry), from the state it ended in."""
         tool = self.tool
-        telemetry.call_ended(self.name if isinstance(self.name, str) else repr(self.name), self.outcome, self.detail)
+        telemetry.call_ended(None if tool is None else tool.name, self.outcome, self.detail)
         audit.record(
             principal=self.ex.principal,
             tool_name=self.name if isinstance(self.name, str) else repr(self.name),

@@ -103,7 +103,9 @@ def traits(message: Message | str | None) -> MethodTraits:
 def accept_notification(message: Notification, session: McpSession) -> None:
     """A legacy client's notification, routed by the table (unknown ones are ignored)."""
     entry = METHODS.get(message.method)
-    with telemetry.request_span(message.method, message.params, None, None, session.protocol_version, session.pk):
+    with telemetry.request_span(
+        message.method, message.params, None, None, session.protocol_version, session.pk, known=entry is not None
+    ):
         if entry is not None and entry.accept is not None:
             entry.accept(message, session)
 
@@ -114,9 +116,11 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
     Under OpenTelemetry, one SERVER span per request (``telemetry.request_span``).
     """
     session_id = ex.session.pk if ex.session is not None else None
-    with telemetry.request_span(req.method, req.params, req.id, ex.headers, ex.revision.version, session_id) as span:
+    entry = METHODS.get(req.method)
+    with telemetry.request_span(
+        req.method, req.params, req.id, ex.headers, ex.revision.version, session_id, known=entry is not None
+    ) as span:
         try:
-            entry = METHODS.get(req.method)
             if entry is None or entry.serve is None or not entry.served(ex.revision):
                 # H-D5: a modern request for a method we do not implement is a 404.
                 raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)

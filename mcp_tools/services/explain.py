@@ -207,28 +207,43 @@ class Audience:
     """Who could use one tool: its scopes (and the groups a scope is restricted to), and its
     Django permissions with the groups that hold them and how many users hold them directly."""
 
-    scopes: list[tuple[str, list[str]]]  # (scope, groups it is restricted to; [] = anyone)
-    permissions: list[tuple[str, list[str], int]]  # (permission, groups holding it, users directly)
+    # (scope, groups it is restricted to; [] = anyone; None = not shown to this viewer)
+    scopes: list[tuple[str, list[str] | None]]
+    # (permission, groups holding it, users holding it directly; None = not shown to this viewer)
+    permissions: list[tuple[str, list[str] | None, int | None]]
     open_backend: bool
 
 
-def audience(tool: Tool) -> Audience:
-    """For the admin's "Who can use this tool" panel: a few queries per scope and permission."""
+def audience(tool: Tool, *, scope_groups: bool = True, groups: bool = True, users: bool = True) -> Audience:
+    """For the admin's "Who can use this tool" panel: a few queries per scope and permission.
+
+    What the viewer may not see is neither read nor shown (None): the groups a scope is
+    restricted to (``scope_groups``), the groups holding a permission (``groups``), how many
+    users hold it directly (``users``).
+    """
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group, Permission
 
-    scopes = [
-        (scope.name, sorted(g.name for g in scope.groups.all()))
-        for scope in tool.required_scopes.order_by("name").prefetch_related("groups")
-    ]
-    rows = []
+    required = tool.required_scopes.order_by("name")
+    scopes: list[tuple[str, list[str] | None]] = (
+        [(scope.name, sorted(g.name for g in scope.groups.all())) for scope in required.prefetch_related("groups")]
+        if scope_groups
+        else [(name, None) for name in required.values_list("name", flat=True)]
+    )
+    rows: list[tuple[str, list[str] | None, int | None]] = []
     user_model = get_user_model()
     for name in sorted(_permissions(tool)):
         app_label, _, codename = name.partition(".")
         found = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
-        groups = sorted(Group.objects.filter(permissions__in=found).values_list("name", flat=True).distinct())
-        direct = 0
-        if hasattr(user_model, "user_permissions"):
-            direct = user_model._default_manager.filter(user_permissions__in=found, is_active=True).distinct().count()
-        rows.append((name, groups, direct))
+        holders = None
+        if groups:
+            holders = sorted(Group.objects.filter(permissions__in=found).values_list("name", flat=True).distinct())
+        direct = None
+        if users:
+            direct = 0
+            if hasattr(user_model, "user_permissions"):
+                direct = (
+                    user_model._default_manager.filter(user_permissions__in=found, is_active=True).distinct().count()
+                )
+        rows.append((name, holders, direct))
     return Audience(scopes, rows, isinstance(get_auth_backend(), AllowAnyBackend))

@@ -33,7 +33,8 @@ class SessionNotFound(Exception):
 def create_session(req: Request, principal: Principal, *, asgi: bool) -> tuple[bytes, str]:
     """L-1..L-4: answer initialize and open a session row; returns (response, session id)."""
     requested = req.params.get("protocolVersion")
-    with telemetry.request_span(req.method, req.params, req.id, None, str(requested or ""), None) as span:
+    version = requested if isinstance(requested, str) else ""
+    with telemetry.request_span(req.method, req.params, req.id, None, version, None, known=True) as span:
         try:
             return _create_session(req, principal, asgi=asgi)
         except McpError as exc:

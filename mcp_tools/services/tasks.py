@@ -12,7 +12,7 @@ from ..protocol import tasks as task_wire
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import Request
 from ..protocol.shaping import shape_result
-from ..tasking import recovery
+from ..tasking import StillWorking, recovery
 from ..tasking import service as tasking
 from ..tasking.results import load_result
 from .exchange import Exchange, complete
@@ -39,7 +39,11 @@ def result(req: Request, ex: Exchange) -> bytes:
     """T11-10: block until terminal, then answer what tools/call would have, with related-task meta."""
     task = approvals.settle_task(tasking.find_task(req.params, ex.principal))
     # Meanwhile its requests for input go out on this response's stream (T11-11).
-    task = tasking.terminal_or_wait(task, ex.wait_until, ex.watch)
+    try:
+        task = tasking.terminal_or_wait(task, ex.wait_until, ex.watch)
+    except StillWorking as pending:
+        pending.principal = ex.principal  # the transport's wait holds one of their stream slots
+        raise
     if task.error_code is not None:
         raise McpError(task.error_code, task.error_message)
     if task.result is None:

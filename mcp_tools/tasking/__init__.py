@@ -12,6 +12,7 @@ import importlib.util
 from dataclasses import dataclass, field
 
 from ..conf import mcp_settings
+from ..types import Principal
 
 
 def tasks_enabled() -> bool:
@@ -41,6 +42,8 @@ class StillWorking(Exception):
         super().__init__(task_id)
         self.task_id = task_id
         self.messages = messages or []
+        # Who waits (set by the method): the wait holds one of their stream slots.
+        self.principal: Principal | None = None
 
 
 @dataclass(slots=True)

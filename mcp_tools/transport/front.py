@@ -177,9 +177,18 @@ def _develop_static() -> bool:
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
-    """ASGI lifespan (Django's handler has none): on shutdown, write the buffered audit rows."""
+    """ASGI lifespan (Django's handler has none): on shutdown, write the buffered audit rows.
+
+    A server told to exit at once (uvicorn on a second Ctrl-C) skips the shutdown message and
+    cancels this coroutine as its event loop ends: the rows are written then, and it ends
+    quietly (raising there, uvicorn would log "ASGI 'lifespan' protocol appears unsupported").
+    """
     while True:
-        message = await receive()
+        try:
+            message = await receive()
+        except asyncio.CancelledError:
+            await sync_to_async(_flush_audit, thread_sensitive=False)()
+            return
         if message["type"] == "lifespan.startup":
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
@@ -211,6 +220,11 @@ class _AsgiExchange:
     async def run(self) -> None:
         body, gone = await self._read_body()
         if gone:
+            return
+        if body is None:
+            message = f"Request Timeout: the body did not arrive within {mcp_settings.BODY_TIMEOUT_SECONDS:g} seconds"
+            headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+            await self._send_plain(408, headers, encode_error(None, invalid_request(message), null_id=self._null_ids()))
             return
         try:
             request = ASGIRequest(self.scope, BytesIO(body))
@@ -292,8 +306,10 @@ class _AsgiExchange:
                 return unreadable_id_is_null(value.decode("latin-1"))
         return unreadable_id_is_null(None)
 
-    async def _read_body(self) -> tuple[bytes, bool]:
-        """The request body, cut one byte past the limit (the view answers 413 for it).
+    async def _read_body(self) -> tuple[bytes | None, bool]:
+        """The request body, cut one byte past the limit (the view answers 413 for it), or
+        None when it did not arrive whole within ``BODY_TIMEOUT_SECONDS`` (a client
+        that trickles its body in holds the connection and the bytes so far no longer).
 
         A declared length over the limit is not read at all: the view refuses it from the header.
         """
@@ -305,15 +321,19 @@ class _AsgiExchange:
                 break
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await self.receive()
-            if message["type"] == "http.disconnect":
-                return b"", True
-            chunk = message.get("body", b"")
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit or not message.get("more_body", False):
-                return b"".join(chunks)[: limit + 1], False
+        try:
+            async with asyncio.timeout(mcp_settings.BODY_TIMEOUT_SECONDS):
+                while True:
+                    message = await self.receive()
+                    if message["type"] == "http.disconnect":
+                        return b"", True
+                    chunk = message.get("body", b"")
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > limit or not message.get("more_body", False):
+                        return b"".join(chunks)[: limit + 1], False
+        except TimeoutError:
+            return None, False
 
     async def _watch(self, task: asyncio.Task[Any]) -> None:
         while True:

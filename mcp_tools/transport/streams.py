@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from .. import services, telemetry
 from ..auth import AuthFailure
 from ..conf import mcp_settings
-from ..notify.hub import Listener, acquire_stream_slot, get_hub, release
+from ..notify.hub import Listener, StreamSlot, get_hub, release, take_stream_slot
 from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol import versions as v
@@ -23,23 +23,34 @@ from ..threads import run_sync
 from .replies import Reply, accepts, auth_reply, authenticate, error_reply, legacy_session, plain_error, request_headers
 
 
-def _too_many_streams() -> Reply:
+def too_many_streams(request_id: str | int | None = None) -> Reply:
+    """429: the principal holds ``MAX_STREAMS_PER_PRINCIPAL`` long-lived streams and waits."""
     limit = mcp_settings.MAX_STREAMS_PER_PRINCIPAL
-    message = f"Too many open notification streams (limit {limit})"
-    return error_reply(McpError(e.INVALID_REQUEST, message, http_status=429, headers={"Retry-After": "5"}))
+    message = f"Too many open streams and waits (limit {limit}, MAX_STREAMS_PER_PRINCIPAL)"
+    error = McpError(e.INVALID_REQUEST, message, http_status=429, headers={"Retry-After": "5"})
+    return error_reply(error, request_id)
 
 
 def serve_listen(message: Request, ex: Exchange) -> Reply:
-    """H-D10: acknowledge the honoured subset first, then keep the stream open."""
+    """H-D10: acknowledge the honoured subset first, then keep the stream open.
+
+    Every listen stream holds one of the principal's stream slots, whatever it asked for: one
+    that asks for nothing is open as long as one that asks for everything.
+    """
     frames = services.listen_frames(message, ex.asgi)
     honoured, ack, final, changed = frames.honoured, frames.ack, frames.final, frames.changed
-    principal = ex.principal
+    slot = take_stream_slot(ex.principal)
+    if slot is None:
+        return too_many_streams(message.id)
     listener = None
     if honoured:
-        principal = services.entitled(principal)  # loaded here: the listener reads no rows
-        if not acquire_stream_slot(principal):
-            return _too_many_streams()
+        principal = services.entitled(ex.principal)  # loaded here: the listener reads no rows
         listener = Listener(principal, *services.tools_fingerprint(principal))
+
+    def close() -> None:
+        if listener is not None:
+            release(listener)
+        slot.give_back()
 
     async def stream() -> AsyncGenerator[bytes, None]:
         counted = telemetry.stream_opened("listen")
@@ -52,10 +63,9 @@ def serve_listen(message: Request, ex: Exchange) -> Reply:
             yield sse.event(final)  # server-initiated end: the graceful listen result
         finally:
             telemetry.stream_closed("listen", counted)
-            if listener is not None:
-                release(listener)
+            close()
 
-    return Reply(200, stream=stream, on_close=None if listener is None else lambda: release(listener))
+    return Reply(200, stream=stream, on_close=close)
 
 
 async def _notifications(
@@ -125,7 +135,7 @@ async def serve_get(request: HttpRequest) -> Reply:
     # row names it, so a stream on any worker learns it was superseded.
     token = secrets.token_hex(8)
 
-    def prepare() -> Reply | tuple[services.Session, Listener | None, str]:
+    def prepare() -> Reply | tuple[services.Session, StreamSlot, Listener | None, str]:
         try:
             principal = authenticate(request)
         except AuthFailure as exc:
@@ -134,22 +144,23 @@ async def serve_get(request: HttpRequest) -> Reply:
             session = legacy_session(headers, principal)
         except McpError as exc:
             return error_reply(exc)
+        slot = take_stream_slot(principal)  # every GET stream, list_changed delivered or not
+        if slot is None:
+            return too_many_streams()
         if not services.list_changed_supported(asgi):
-            return session, None, ""
-        if not acquire_stream_slot(principal):
-            return _too_many_streams()
+            return session, slot, None, ""
         principal = services.entitled(principal)  # loaded here: the listener reads no rows
         fingerprint, version = services.tools_fingerprint(principal)
         # A change the client missed while it had no stream open is sent at once: what it heard
         # is in the Last-Event-ID of the stream it resumes, else what the session row knows.
         heard = heard_in_event_id(headers.get("last-event-id"), session.pk)
         known = services.open_get_stream(session, fingerprint, token, heard)
-        return session, Listener(principal, fingerprint, version), known
+        return session, slot, Listener(principal, fingerprint, version), known
 
     found = await run_sync(prepare)
     if isinstance(found, Reply):
         return found
-    session, listener, heard = found
+    session, slot, listener, heard = found
     rev = v.get_revision(session.protocol_version)
     retry = mcp_settings.SSE_RETRY_MS
 
@@ -176,7 +187,11 @@ async def serve_get(request: HttpRequest) -> Reply:
                 yield b"retry: " + str(retry).encode() + b"\n\n"
         finally:
             telemetry.stream_closed("get", counted)
-            if listener is not None:
-                release(listener)
+            close()
 
-    return Reply(200, stream=stream, on_close=None if listener is None else lambda: release(listener))
+    def close() -> None:
+        if listener is not None:
+            release(listener)
+        slot.give_back()
+
+    return Reply(200, stream=stream, on_close=close)

@@ -21,6 +21,7 @@ from .. import services, telemetry
 from ..auth import AuthFailure
 from ..cancel import CancelFlag
 from ..conf import mcp_settings
+from ..notify.hub import StreamSlot, take_stream_slot
 from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol import versions as v
@@ -57,7 +58,7 @@ from .replies import (
     read_id_rule,
     request_headers,
 )
-from .streams import serve_get, serve_listen
+from .streams import serve_get, serve_listen, too_many_streams
 
 logger = logging.getLogger("mcp_tools")
 T = TypeVar("T")
@@ -354,29 +355,58 @@ async def _await_task_result(request: HttpRequest, message: Request, can_stream:
     Each look is one short trip to the thread pool; between looks the request holds nothing but
     a timer, and a client that goes away cancels the wait. When the task has something to send
     meanwhile (its requests for input, T11-11; status notifications) and the client accepts
-    SSE, the answer becomes a stream carrying those, then the result.
+    SSE, the answer becomes a stream carrying those, then the result. From its first look at a
+    task still working until its answer, the wait holds one of the caller's stream slots
+    (``MAX_STREAMS_PER_PRINCIPAL``), as a GET or listen stream does: one over the bound is 429.
     """
     wait_until = time.monotonic() + float(mcp_settings.TASK_RESULT_WAIT_SECONDS)
     watch = ResultWatch() if can_stream else None
     delay = 0.02
-    while True:
-        try:
-            return await run_sync(_serve_sync, request, message, None, CancelFlag(None), wait_until, watch)
-        except StillWorking as pending:
-            if pending.messages and watch is not None:
-                return _result_reply(request, message, wait_until, watch, pending.messages)
-        await asyncio.sleep(delay)
-        delay = min(delay * 1.5, 0.5)
+    slot: StreamSlot | None = None
+    try:
+        while True:
+            try:
+                return await run_sync(_serve_sync, request, message, None, CancelFlag(None), wait_until, watch)
+            except StillWorking as pending:
+                if slot is None and pending.principal is not None:
+                    slot = await run_sync(take_stream_slot, pending.principal)
+                    if slot is None:
+                        return too_many_streams(message.id)
+                if pending.messages and watch is not None:
+                    held, slot = slot, None  # the stream gives it back when it ends
+                    return _result_reply(request, message, wait_until, watch, pending.messages, held)
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
+    finally:
+        if slot is not None:
+            slot.give_back()
 
 
 def _result_reply(
-    request: HttpRequest, message: Request, wait_until: float, watch: ResultWatch, first: list[bytes]
+    request: HttpRequest,
+    message: Request,
+    wait_until: float,
+    watch: ResultWatch,
+    first: list[bytes],
+    slot: StreamSlot | None,
 ) -> Reply:
-    return Reply(200, stream=lambda: _result_stream(request, message, wait_until, watch, first))
+    def close() -> None:
+        if slot is not None:
+            slot.give_back()
+
+    def stream() -> AsyncGenerator[bytes, None]:
+        return _result_stream(request, message, wait_until, watch, first, close)
+
+    return Reply(200, stream=stream, on_close=close)
 
 
 async def _result_stream(
-    request: HttpRequest, message: Request, wait_until: float, watch: ResultWatch, first: list[bytes]
+    request: HttpRequest,
+    message: Request,
+    wait_until: float,
+    watch: ResultWatch,
+    first: list[bytes],
+    close: Callable[[], None],
 ) -> AsyncGenerator[bytes, None]:
     """The rest of a tasks/result that went to SSE: what the task sends, then its result."""
     counted = telemetry.stream_opened("task_result")
@@ -400,6 +430,7 @@ async def _result_stream(
             return
     finally:
         telemetry.stream_closed("task_result", counted)
+        close()
 
 
 async def _request_stream(

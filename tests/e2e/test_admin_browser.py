@@ -301,6 +301,40 @@ def test_an_admin_edits_a_tool_in_a_real_browser(browser_session: Any, server: L
     assert waiting["result"]["content"] == [{"type": "text", "text": ">> gated"}]
 
 
+def test_explain_for_a_user_saves_nothing(browser_session: Any, server: LiveServer, tmp_path: Path) -> None:
+    """Issue 34 (1): the "Explain for user" button sat in a form inside the change form;
+    Chromium drops the nested form, so the button submitted the save (a new revision, a catalog
+    bump, list_changed to every client, the unsaved edit saved). Clicking it now only explains."""
+    browser = browser_session
+    steps = Steps(browser, server, tmp_path / "screenshots")
+    [(pk, description)] = server.query("SELECT id, description FROM mcp_tools_tool WHERE name = %s", ("echo",))
+
+    def saved() -> tuple[Any, ...]:
+        revisions = server.query("SELECT count(*) FROM mcp_tools_toolrevision WHERE tool_pk = %s", (pk,))[0][0]
+        [(version,)] = server.query("SELECT version FROM mcp_tools_catalogversion")
+        [(text, tool_version)] = server.query("SELECT description, version FROM mcp_tools_tool WHERE id = %s", (pk,))
+        return revisions, version, text, tool_version
+
+    before = saved()
+    steps.open(f"/admin/login/?next=/admin/mcp_tools/tool/{pk}/change/")
+    steps.fill("username", "admin")
+    steps.fill("password", "browser-pw")
+    steps.submit("input[type=submit]")
+    steps.fill("description", "an edit nobody saved")  # unsaved: must stay unsaved
+    steps.fill("explain_user", "admin")
+    browser.execute_script("arguments[0].scrollIntoView()", steps.find("#mcp-audience"))
+    steps.shot("explain-typed")
+    steps.submit("input[type=submit][value='Explain']")
+    steps.shot("explained")
+    query = parse_qs(urlsplit(browser.current_url).query)
+    assert query == {"explain_user": ["admin"]}, browser.current_url
+    assert "sees this tool" in steps.find("#mcp-audience").text
+    assert not steps.messages()  # no "was changed successfully"
+    assert steps.find("[name='description']").get_attribute("value") == description
+    assert saved() == before  # no revision, no catalog bump, nothing saved
+    assert steps.listed()["echo"]["description"] == description
+
+
 def test_a_startproject_site_under_uvicorn_has_its_admin_css(browser_session: Any, tmp_path: Path) -> None:
     """Issue 26: a brand-new ``startproject`` site with the app added as the docs say, its
     ``asgi.py`` as the docs write it (``McpFront(get_asgi_application())``), served by uvicorn

@@ -284,3 +284,48 @@ def test_any_worker_serves_any_session(tmp_path_factory: pytest.TempPathFactory)
         response = httpx.post(second.url, json={"jsonrpc": "2.0", "id": 5, "method": "ping"}, headers=session.headers)
         assert response.status_code == 404
         json.loads(response.content)
+
+
+def test_a_trickling_body_is_cut_off_by_the_read_timeout(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Issue 32 (finding 5), against a real uvicorn and the demo's ASGI front: a client that
+    declares a body and sends it a byte at a time is answered 408 and disconnected once
+    BODY_TIMEOUT_SECONDS have passed; meanwhile the server serves other requests."""
+    import socket
+
+    from tests.servers import run_server
+
+    tmp = tmp_path_factory.mktemp("trickle")
+    with run_server(tmp, extra_env={"MCP_BODY_TIMEOUT_SECONDS": "1.5"}) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            head = (
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+                "Content-Length: 1000\r\n\r\n"
+            )
+            sock.sendall(head.encode() + b'{"jsonrpc": "2.0", ')
+            started = time.monotonic()
+            answer = b""
+            sock.settimeout(0.3)
+            while time.monotonic() - started < 8:
+                try:
+                    sock.sendall(b" ")  # a byte now and then, never the whole body
+                    chunk = sock.recv(65536)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break  # the server closed the connection
+                if not chunk:
+                    break
+                answer += chunk
+            took = time.monotonic() - started
+            other = httpx.post(
+                server.url,
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}},
+                headers={**ACCEPT, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list"},
+            )
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+        assert 1.2 < took < 6, took
+        message = json.loads(answer.split(b"\r\n\r\n", 1)[1])
+        assert message["error"]["code"] == -32600
+        assert other.status_code == 200

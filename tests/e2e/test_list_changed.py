@@ -511,7 +511,8 @@ def test_open_streams_are_bounded_per_principal(tmp_path: Path) -> None:
             assert refused.status_code == 429
             assert refused.headers["retry-after"]
             check_message(MODERN, refused.json())
-            assert "Too many open notification streams" in refused.json()["error"]["message"]
+            assert "Too many open streams and waits" in refused.json()["error"]["message"]
+            assert refused.json()["id"] == 9
             carol = Listener(server, CAROL)  # the bound is per principal
             assert carol.status == 200
             carol.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
@@ -323,6 +324,62 @@ def test_filters_and_search(admin_client: Client, query: dict[str, str], names: 
     assert [
         t.name for t in admin_client.get(LIST, {"required_scopes__id__exact": scope.pk}).context["cl"].result_list
     ] == ["a"]
+
+
+class _Forms(HTMLParser):
+    """The forms of a page as a browser's parser sees them: nested ones, the ids of all, and
+    for each control with a ``form`` attribute the form it names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.nested: list[dict[str, str | None]] = []
+        self.ids: list[str | None] = []
+        self.owners: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        if tag == "form":
+            if self.depth:
+                self.nested.append(named)
+            self.depth += 1
+            self.ids.append(named.get("id"))
+        elif tag in ("input", "button", "select", "textarea") and named.get("form"):
+            self.owners[str(named.get("name") or named.get("value"))] = str(named["form"])
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self.depth -= 1
+
+
+def _forms(html: str) -> _Forms:
+    parsed = _Forms()
+    parsed.feed(html)
+    return parsed
+
+
+def test_no_form_is_nested_in_another_on_a_tools_pages(admin_client: Client, root: Any) -> None:
+    """Issue 34 (1): the "Explain for user" form sat inside the change form; browsers drop a
+    nested form, so its button submitted the save. Its controls now name a form of their own,
+    outside the change form, on every page of a tool (add, change with an explanation, Try it)."""
+    tool = Tool.objects.create(name="explained", handler_key="demo.echo")
+    change = f"/admin/mcp_tools/tool/{tool.pk}/change/"
+    for url, query in (
+        (change, {}),
+        (change, {"explain_user": root.username}),
+        (ADD, {}),
+        (f"{LIST}{tool.pk}/try/", {}),
+    ):
+        response = admin_client.get(url, query)
+        assert response.status_code == 200, url
+        forms = _forms(response.content.decode())
+        assert forms.depth == 0, url
+        assert forms.nested == [], (url, forms.nested)
+        for control, owner in forms.owners.items():
+            assert owner in forms.ids, (url, control, owner)
+    forms = _forms(admin_client.get(change).content.decode())
+    assert forms.owners == {"explain_user": "mcp-explain-form", "Explain": "mcp-explain-form"}
+    assert {"tool_form", "mcp-explain-form"} <= set(forms.ids)
 
 
 # ---------------------------------------------------------------------- import and export pages

@@ -49,7 +49,7 @@ def test_page_renders_svg_charts_linked_to_the_filtered_changelist(admin_client:
     # Each chart's links go to the audit changelist, filtered by the period (and tool, caller).
     links = re.findall(r'href="(/admin/mcp_tools/auditevent/\?[^"]+)"', html)
     assert any("tool_name__exact=echo" in link and "created_at__gte=" in link for link in links)
-    assert any("q=user%3A1" in link for link in links)
+    assert any("principal_key=user%3A1%7Cclient%3Ademo" in link for link in links)  # no user: its key
     assert any("outcome__in=" in link for link in links)
     for link in {link.replace("&amp;", "&") for link in links}:
         assert admin_client.get(link).status_code == 200, link
@@ -69,6 +69,36 @@ def test_filters_and_bad_input(admin_client: Any, admin_user: Any) -> None:
     assert admin_client.get(URL, {"period": "year", "tool": "x" * 5000}).status_code == 200
     link = admin_client.get(f"/admin/mcp_tools/auditevent/?user__username={admin_user.username}")
     assert link.status_code == 200
+
+
+def test_callers_are_named_as_the_caller_filter_takes_them(admin_client: Any, admin_user: Any) -> None:
+    """Issue 34 (10): the top callers said ``user:1`` while the filter took a username. A caller
+    that is a user is named by its username (its bar links to the audit events of that user),
+    one that is not by its key; the filter takes either and finds the same rows."""
+    now = timezone.now()
+    AuditEvent.objects.bulk_create(
+        [
+            *(
+                AuditEvent(created_at=now, tool_name="echo", outcome="ok", principal_key=f"user:{admin_user.pk}",
+                           user_id=admin_user.pk)
+                for _ in range(3)
+            ),
+            AuditEvent(created_at=now, tool_name="echo", outcome="ok", principal_key="client:robot"),
+        ]
+    )  # fmt: skip
+    html = admin_client.get(URL, {"period": "hour"}).content.decode()
+    callers = html.split("Top callers")[1].split("</section>")[0]
+    assert f">{admin_user.username}<" in callers
+    assert ">client:robot<" in callers
+    assert f"user:{admin_user.pk}<" not in callers
+    links = {
+        link.replace("&amp;", "&") for link in re.findall(r'href="(/admin/mcp_tools/auditevent/\?[^"]+)"', callers)
+    }
+    counts = sorted(admin_client.get(link).context["cl"].result_count for link in links)
+    assert counts == [1, 3]
+    for caller, calls in ((admin_user.username, 3), ("client:robot", 1)):
+        page = admin_client.get(URL, {"period": "hour", "user": caller}).content.decode()
+        assert f"{calls} calls" in page, caller
 
 
 def test_links_from_the_app_index_and_the_changelist(admin_client: Any) -> None:

@@ -345,6 +345,38 @@ async def test_lifespan_shutdown_writes_the_buffered_audit_rows(settings: Any, t
     assert await count() == 1
 
 
+async def test_a_cancelled_lifespan_still_writes_the_buffered_audit_rows(settings: Any, transactional_db: None) -> None:
+    """Issue 32 (6): uvicorn told to exit at once (a second Ctrl-C) skips the shutdown message
+    and cancels the lifespan as its loop ends; the front writes the rows then and ends without
+    raising (raising, uvicorn logged "ASGI 'lifespan' protocol appears unsupported")."""
+    from mcp_tools.models import AuditEvent
+    from tests.audit_rows import record_echo
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 1000, "AUDIT_FLUSH_SECONDS": 600}
+    started = asyncio.Event()
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if not sent:
+            return {"type": "lifespan.startup"}
+        await asyncio.Event().wait()  # the shutdown message never comes
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+        started.set()
+
+    await sync_to_async(record_echo)("lifespan-cancelled", "cancelled-1")
+    count = sync_to_async(AuditEvent.objects.filter(request_id="cancelled-1").count)
+    lifespan = asyncio.ensure_future(McpFront(Inner())({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send))
+    await started.wait()
+    assert await count() == 0
+    lifespan.cancel()
+    await lifespan  # ends quietly: no CancelledError
+    assert [m["type"] for m in sent] == ["lifespan.startup.complete"]
+    assert await count() == 1
+
+
 async def test_static_files_are_served_in_debug_as_runserver_does(settings: Any) -> None:
     """Issue 26: under uvicorn the README's ``McpFront(get_asgi_application())`` gave the admin
     no CSS (/static/ 404). In DEBUG the front serves STATIC_URL from the finders; not otherwise."""

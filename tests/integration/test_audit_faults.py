@@ -204,3 +204,37 @@ def test_a_refusal_inside_a_callers_transaction_leaves_it_usable_and_the_rows_ke
     buffered.retry_at = 0.0
     audit.flush()
     assert AuditEvent.objects.filter(principal_key="faults").count() == 2
+
+
+class Interrupted(Refusing):
+    """``_insert`` that is interrupted by ``exc`` (the process being stopped) its first time."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(times=0)
+        self.exc = exc
+
+    def __call__(self, rows: list[dict[str, Any]]) -> None:
+        self.calls += 1
+        if self.calls == 1:
+            raise self.exc
+        self.real(rows)
+
+
+@pytest.mark.parametrize("exc", [SystemExit(0), KeyboardInterrupt()], ids=["SystemExit", "KeyboardInterrupt"])
+def test_a_write_interrupted_by_the_process_stopping_is_written_at_exit(
+    buffered: Any, monkeypatch: pytest.MonkeyPatch, exc: BaseException
+) -> None:
+    """Issue 32 (6): gunicorn's sync worker stops on SIGQUIT (SIGINT to the arbiter) by raising
+    SystemExit from its signal handler, wherever the worker's thread is: in the middle of writing
+    a batch after an answer, the batch was lost. Its rows go back to the buffer, and the flush at
+    exit (``atexit``) writes them, once each."""
+    monkeypatch.setattr(audit, "_insert", Interrupted(exc))
+    for n in range(3):
+        _record(n)
+    with pytest.raises(type(exc)):
+        audit.flush()
+    _record(3)
+    audit._flush_at_exit()
+    assert sorted(AuditEvent.objects.filter(principal_key="faults").values_list("request_id", flat=True)) == [
+        f"faults-{n}" for n in range(4)
+    ]

@@ -173,18 +173,18 @@ def test_a_changed_scope_implication_reaches_an_open_listener(tools: None) -> No
 
 
 def test_a_stream_slot_is_released_once(settings: Any) -> None:
-    """release() may run from the stream's end and from the response's close: one slot back."""
+    """give_back() may run from the stream's end and from the response's close: one slot back."""
     import time
 
-    from mcp_tools.notify.hub import Listener, release
+    from mcp_tools.notify.hub import take_stream_slot
 
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_STREAMS_PER_PRINCIPAL": 2}
     ann = Principal("user:ann-release")
+    slot = take_stream_slot(ann)
+    assert slot is not None
     assert acquire_stream_slot(ann)
-    assert acquire_stream_slot(ann)
-    listener = Listener(ann, "fp", 1)
-    release(listener)
-    release(listener)
+    slot.give_back()
+    slot.give_back()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and acquire_stream_slot(ann) is False:
         time.sleep(0.05)  # the slot is freed on the pool

@@ -7,7 +7,7 @@ with in-memory exporters each test clears.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,14 +17,10 @@ from mcp_tools.models import McpTask
 from mcp_tools.tasking.worker import execute
 from tests.integration.test_task_input import asking_tools, client_turns  # noqa: F401  (fixtures)
 from tests.mcp_client import Mcp, modern_meta, sse_messages
+from tests.otel import otel_fixture, points, server_spans  # noqa: F401  (the otel fixture)
 
-sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
-from opentelemetry import metrics, trace  # noqa: E402
-from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
+pytest.importorskip("opentelemetry.sdk.trace")
+from opentelemetry.trace import SpanKind, StatusCode
 
 pytestmark = pytest.mark.django_db
 
@@ -32,42 +28,8 @@ CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CLIENT_SPAN = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"
 EXT = "io.modelcontextprotocol/tasks"
-
-
-class _Providers:
-    spans = InMemorySpanExporter()
-    reader = InMemoryMetricReader()
-    installed = False
-
-
-@pytest.fixture
-def otel() -> Iterator[type[_Providers]]:
-    if not _Providers.installed:
-        provider = sdk_trace.TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(_Providers.spans))
-        trace.set_tracer_provider(provider)
-        metrics.set_meter_provider(MeterProvider(metric_readers=[_Providers.reader]))
-        _Providers.installed = True
-    telemetry.reload()
-    _Providers.spans.clear()
-    _Providers.reader.get_metrics_data()  # drop what earlier tests recorded (cumulative: compare deltas)
-    yield _Providers
-    _Providers.spans.clear()
-
-
-def _server_spans() -> list[Any]:
-    return [s for s in _Providers.spans.get_finished_spans() if s.kind == SpanKind.SERVER]
-
-
-def _points(name: str) -> list[Any]:
-    data = _Providers.reader.get_metrics_data()
-    found = []
-    for resource in data.resource_metrics if data else []:
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                if metric.name == name:
-                    found.extend(metric.data.data_points)
-    return found
+_server_spans = server_spans
+_points = points
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
