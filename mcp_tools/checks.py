@@ -15,6 +15,14 @@
 - mcp_tools.W020: a tool's stored view holds Django template syntax, which is served as written
   (stored views are no longer rendered on the server).
 - mcp_tools.W021: a tool's UI template path is outside UI_TEMPLATE_PREFIXES: its view is not served.
+- mcp_tools.W023: the site is its own authorization server (DOTBackend) and no sign-in page
+  serves ``LOGIN_URL``: people sent to sign in before consent get a 404 (include
+  ``mcp_tools.oauth.urls``, which serves one, or point LOGIN_URL at the site's sign-in view).
+- mcp_tools.W024: a scheme in ``PRIVATE_REDIRECT_SCHEMES`` is missing from DOT's
+  ``ALLOWED_REDIRECT_URI_SCHEMES``: registration accepts it, DOT refuses to store it.
+- mcp_tools.W025: ``ALLOW_CLIENT_CREDENTIALS`` is on and DOT's application admin is not
+  ``mcp_tools.oauth.admin.ApplicationAdmin`` (or a subclass): no admin page edits what a
+  client-credentials application is entitled to, so none gets a token.
 """
 
 from __future__ import annotations
@@ -93,6 +101,66 @@ def check_oauth() -> list[CheckMessage]:
             )
         ]
     return []
+
+
+# Named, not imported: checks and the oauth package are independent layers.
+ENTITLEMENT_ADMIN = "mcp_tools.oauth.admin.ApplicationAdmin"
+
+
+def check_authorization_server(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W023-W025: what the site's own authorization server (DOT) needs around it."""
+    from django.apps import apps
+    from django.conf import settings
+
+    from .auth import DOTBackend
+    from .conf import mcp_settings
+
+    backend = mcp_settings.AUTH_BACKEND
+    if mcp_settings.problems() or not apps.is_installed("oauth2_provider"):
+        return []
+    if not (isinstance(backend, type) and issubclass(backend, DOTBackend)):
+        return []
+    from .auth.signin import package_sign_in, site_sign_in
+
+    messages: list[CheckMessage] = []
+    configured, served = site_sign_in()
+    if not served and package_sign_in() is None:
+        messages.append(
+            Warning(
+                f"LOGIN_URL ({configured}) is not a view of this site: people sent to sign in before the consent "
+                "page get a 404.",
+                hint="Include mcp_tools.oauth.urls at the site root (it serves a sign-in page at o/login/), or set "
+                "LOGIN_URL to the site's own sign-in view.",
+                id="mcp_tools.W023",
+            )
+        )
+    dot = getattr(settings, "OAUTH2_PROVIDER", None) or {}
+    allowed = set(dot.get("ALLOWED_REDIRECT_URI_SCHEMES") or ("http", "https"))
+    missing = [s for s in mcp_settings.PRIVATE_REDIRECT_SCHEMES if s not in allowed]
+    if missing:
+        messages.append(
+            Warning(
+                f"PRIVATE_REDIRECT_SCHEMES {missing} are not in OAUTH2_PROVIDER['ALLOWED_REDIRECT_URI_SCHEMES']: "
+                "registration accepts such redirect URIs, and DOT refuses to store or redirect to them.",
+                hint="oauth2_provider_settings(url, ALLOWED_REDIRECT_URI_SCHEMES=['http', 'https', *schemes]).",
+                id="mcp_tools.W024",
+            )
+        )
+    if mcp_settings.ALLOW_CLIENT_CREDENTIALS:
+        from oauth2_provider.settings import oauth2_settings
+
+        bases = getattr(oauth2_settings.APPLICATION_ADMIN_CLASS, "__mro__", ())
+        if not any(f"{c.__module__}.{c.__qualname__}" == ENTITLEMENT_ADMIN for c in bases):
+            messages.append(
+                Warning(
+                    "ALLOW_CLIENT_CREDENTIALS is on and no admin page edits what a client-credentials application is "
+                    "entitled to: such applications get no token.",
+                    hint=f"Set OAUTH2_PROVIDER['APPLICATION_ADMIN_CLASS'] to {ENTITLEMENT_ADMIN!r} (or a subclass); "
+                    "oauth2_provider_settings() does.",
+                    id="mcp_tools.W025",
+                )
+            )
+    return messages
 
 
 def check_open_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -315,6 +383,7 @@ def _held_by_anyone(permission: str) -> bool:
 def register() -> None:
     register_check(check_settings)
     register_check(check_open_endpoint, Tags.security)
+    register_check(check_authorization_server, Tags.security)
     register_check(check_tools, Tags.database)
     register_check(check_open_doors, Tags.database, Tags.security)
     register_check(check_permissions, Tags.database)

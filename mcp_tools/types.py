@@ -87,6 +87,15 @@ def grant_key(subject: str, client_id: str | None) -> str:
     return key
 
 
+def admin_grant_key(subject: str) -> str:
+    """The grant key of the admin's own calls (Try it): ``<subject>/admin``.
+
+    ``grant_key`` never makes such a key: with a client it writes ``/client:`` after the
+    subject, and a digest starts with ``grant:``. So no OAuth application, whatever client id
+    it registers or an admin gives it, shares the admin's tasks, handles or sessions."""
+    return f"{subject}/admin"
+
+
 _MISSING: Any = object()
 
 

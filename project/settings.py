@@ -126,7 +126,8 @@ if ":" in _HOST and not _HOST.startswith("["):
     _HOST = f"[{_HOST}]"  # an IPv6 address in a URL
 MCP_RESOURCE_URL = os.environ.get("MCP_RESOURCE_URL") or f"http://{_HOST}:{os.environ.get('PORT', '8000')}/mcp"
 OAUTH2_PROVIDER = oauth2_provider_settings(MCP_RESOURCE_URL)  # every key overridable: (url, KEY=value)
-LOGIN_URL = "login"
+# No LOGIN_URL and no sign-in view of the demo's own: the consent page sends people to the
+# package's sign-in page (o/login/), as on a site built from the tutorial.
 
 MCP_TOOLS = {
     "SERVER_NAME": "django-mcp-tools-demo",

@@ -2,7 +2,6 @@
 
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import include, path, reverse
@@ -34,8 +33,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include(router.urls)),  # the demo REST API (project/library/api.py)
     path("api/stats/", LibraryStats.as_view(), name="library-stats"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    # OAuth: PRM, AS metadata, DOT under o/ with the MCP wrappers (consent, CORS, DCR policy).
+    # OAuth: PRM, AS metadata, the endpoints under o/ the app serves (consent, sign-in, token, ...).
     path("", include("mcp_tools.oauth.urls")),
     path("mcp", include("mcp_tools.urls")),
 ]

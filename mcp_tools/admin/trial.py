@@ -3,6 +3,7 @@
 The request goes through ``services.handle_request`` like one from the endpoint: the catalog
 lookup, argument validation, the rate limit (the staff user's own bucket, as ``user:<pk>``), the
 runner and the audit row (principal ``user:<pk>``, client ``django-admin``, and the scopes).
+Its grant key is ``user:<pk>/admin`` (``admin_grant_key``), which no OAuth client id can produce.
 
 Under an OAuth backend the trial runs within a real grant: the scopes this user could be
 granted (what ``mcp_token --scopes all`` and the consent page would give: active scopes not
@@ -24,7 +25,7 @@ from ..auth import AuthFailure
 from ..protocol.jsonrpc import Request
 from ..protocol.versions import get_revision
 from ..services import Exchange, handle_request
-from ..types import Principal, grant_key
+from ..types import Principal, admin_grant_key
 
 CLIENT_ID = "django-admin"
 
@@ -71,7 +72,7 @@ def staff_principal(user: Any, scopes: list[str] | None = None) -> Principal:
     OAuth backend), or unrestricted (None: a backend without scopes)."""
     subject = f"user:{user.pk}"
     return Principal(
-        key=grant_key(subject, CLIENT_ID),
+        key=admin_grant_key(subject),
         user=user,
         client_id=CLIENT_ID,
         granted=None if scopes is None else frozenset(scopes),

@@ -214,7 +214,8 @@ class DOTBackend(OAuthBackend):
 
     Refused with 401: unknown or revoked tokens, expired ones, DCR registration tokens,
     tokens without a ``resource`` or bound to another resource, tokens of inactive users,
-    and client-credentials tokens unless ``ALLOW_CLIENT_CREDENTIALS``.
+    and client-credentials tokens unless ``ALLOW_CLIENT_CREDENTIALS`` and the application has a
+    ``ClientEntitlement`` (whose scopes bound the token's: one more query for such tokens).
 
     The token, its client id and its user's id and active flag come from one plain SQL JOIN on
     the indexed token checksum, written once from the models' metadata: compiling the ORM query
@@ -281,7 +282,14 @@ class DOTBackend(OAuthBackend):
         if user_id is None:
             if not mcp_settings.ALLOW_CLIENT_CREDENTIALS or client_id is None:
                 raise unauthorized("invalid_token", NOT_VALID)
-            return token_principal(f"client:{client_id}", client_id, granted)
+            # No person consented: the token holds only what an admin entitles the application
+            # to now (a token issued before the entitlement narrowed loses the rest at once).
+            from ..models import ClientEntitlement
+
+            entitled = ClientEntitlement.scopes_of(str(client_id), using=connection.alias)
+            if entitled is None:
+                raise unauthorized("invalid_token", NOT_VALID)
+            return token_principal(f"client:{client_id}", client_id, granted & entitled)
         if not active:
             raise unauthorized("invalid_token", NOT_VALID)
         users = get_user_model()._default_manager

@@ -2,6 +2,7 @@
 
 from .approvals import ApprovalState, McpApproval
 from .audit import AuditEvent, AuditOutcome
+from .clients import ClientEntitlement
 from .handles import McpHandle, McpPendingInput, McpRedemption
 from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
@@ -42,6 +43,7 @@ __all__ = [
     "AuditEvent",
     "AuditOutcome",
     "CatalogVersion",
+    "ClientEntitlement",
     "McpApproval",
     "McpHandle",
     "McpRedemption",

@@ -5,8 +5,10 @@ clients expect of an authorization server on the same site: the issuer is the re
 origin (so the protected-resource metadata, the AS metadata and ``iss`` agree, check
 ``mcp_tools.W003``), authorization code with PKCE (S256) only, dynamic client registration and
 client ID metadata documents, loopback redirects for desktop clients, refresh tokens that are
-rotated, and the app's scope backend and validator (scopes from the database, tokens bound to
-the resource). Any key can be overridden: ``oauth2_provider_settings(url, DCR_ENABLED=False)``.
+rotated, the app's scope backend and validator (scopes from the database, tokens bound to
+the resource, only the grants the app serves), and the application admin that edits what a
+client-credentials application is entitled to. Any key can be overridden:
+``oauth2_provider_settings(url, DCR_ENABLED=False)``.
 
 No import of DOT here: the function only builds a dict, so settings stay cheap to load.
 """
@@ -25,6 +27,8 @@ MCP_READY: dict[str, Any] = {
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "CIMD_ENABLED": True,
+    # DOT's SSRF-hardened fetcher, with the registration policy on the document's redirects and grants.
+    "CIMD_METADATA_FETCHER": "mcp_tools.oauth.registration.PolicedMetadataFetcher",
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token", "client_credentials"],
@@ -33,6 +37,8 @@ MCP_READY: dict[str, Any] = {
     "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 86400,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
     "SCOPES_BACKEND_CLASS": "mcp_tools.oauth.scopes.DatabaseScopes",
+    # DOT's application admin plus the scopes of client-credentials applications (their entitlement).
+    "APPLICATION_ADMIN_CLASS": "mcp_tools.oauth.admin.ApplicationAdmin",
     "OAUTH2_VALIDATOR_CLASS": "mcp_tools.oauth.validators.McpOAuth2Validator",
 }
 

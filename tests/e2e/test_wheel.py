@@ -79,6 +79,9 @@ def test_wheel_installs_and_serves(tmp_path: Path) -> None:
     ).strip()
     assert "site-packages" in where
     assert (Path(where) / "templates" / "mcp_tools" / "admin" / "tool_change_form.html").exists()
+    # The sign-in, consent and error pages of the authorization server ship in the wheel (issue 34).
+    for page in ("authorize.html", "error.html", "login.html", "base.html"):
+        assert (Path(where) / "templates" / "mcp_tools" / "oauth" / page).exists()
     assert (Path(where) / "migrations" / "0001_initial.py").exists()
 
     (tmp_path / "site").mkdir()

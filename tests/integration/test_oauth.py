@@ -19,7 +19,7 @@ from django.core.management import call_command
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application
 
-from mcp_tools.models import AuditEvent, Scope, Tool
+from mcp_tools.models import AuditEvent, ClientEntitlement, Scope, Tool
 from tests.mcp_client import Mcp
 
 RESOURCE = "http://testserver/mcp"
@@ -225,6 +225,8 @@ def test_refused_token_kinds_never_reach_a_handler(client: Any, oauth: None, ali
 def test_client_credentials_allowed_when_configured(client: Any, oauth: None, settings: Any) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "ALLOW_CLIENT_CREDENTIALS": True}
     token = make_token(None, "notes:read")
+    app = AccessToken.objects.get(token=token).application
+    ClientEntitlement.objects.create(client_id=app.client_id).scopes.set(Scope.objects.filter(name="notes:read"))
     mcp = authed(client, token)
     assert "get_weather" in names(mcp)
     mcp.call("tools/call", {"name": "echo", "arguments": {"text": "x"}})

@@ -37,6 +37,35 @@ listed = mcp.call("tools/call", {{"name": "list_note", "arguments": {{}}}})
 print(json.dumps({{"names": names, "counted": counted, "listed": listed}}))
 """
 
+# A newcomer's first OAuth connection to the tutorial's site (no sign-in view of its own): a
+# client registers, the browser is sent to sign in (the package's page, not a 404), then to the
+# consent page naming the client and the redirect host (issue 34).
+SIGN_IN = """
+import json, re
+import django
+django.setup()
+from urllib.parse import urlencode, urlsplit
+from django.test import Client
+from mcp_tools.checks import check_authorization_server
+
+browser = Client()
+client = browser.post("/o/register/", json.dumps({{"client_name": "Newcomer app",
+    "redirect_uris": ["https://app.example/cb"], "token_endpoint_auth_method": "none"}}),
+    content_type="application/json").json()
+query = urlencode({{"response_type": "code", "client_id": client["client_id"], "redirect_uri": "https://app.example/cb",
+    "code_challenge": "x" * 43, "code_challenge_method": "S256", "scope": "notes:read"}})
+first = browser.get("/o/authorize/?" + query)
+login = first["Location"]
+page = browser.get(login)
+csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.content.decode()).group(1)
+nxt = re.search(r'name="next" value="([^"]*)"', page.content.decode()).group(1).replace("&amp;", "&")
+back = browser.post(urlsplit(login).path, {{"username": "admin", "password": {password!r}, "next": nxt,
+    "csrfmiddlewaretoken": csrf}})
+consent = browser.get(back["Location"]).content.decode()
+print(json.dumps({{"login": login, "login_status": page.status_code, "back": back.status_code,
+    "consent": consent, "checks": [m.id for m in check_authorization_server()]}}))
+"""
+
 
 def manage(site: Path, env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
@@ -76,3 +105,20 @@ def test_the_tutorial_site_serves_both_tools(tmp_path: Path) -> None:
     assert out["counted"]["structuredContent"] == {"word": "django", "count": 2}
     assert not out["listed"].get("isError"), out["listed"]
     assert "Django tips" in json.dumps(out["listed"])
+
+    done = subprocess.run(
+        [sys.executable, "-c", SIGN_IN.format(password=env["DJANGO_SUPERUSER_PASSWORD"])],
+        cwd=site,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    signed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert signed["login"].startswith("/o/login/?next=")
+    assert signed["login_status"] == 200
+    assert signed["back"] == 302
+    assert 'id="client-name">Newcomer app<' in signed["consent"]
+    assert 'id="redirect-host">app.example<' in signed["consent"]
+    assert signed["checks"] == []
