@@ -4,6 +4,7 @@ from .approvals import ApprovalState, McpApproval
 from .audit import AuditEvent, AuditOutcome
 from .handles import McpHandle, McpPendingInput, McpRedemption
 from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision
+from .search import SearchEntry
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
 from .tasks import McpTask, TaskStatus, new_task_id
 from .tools import (
@@ -11,6 +12,7 @@ from .tools import (
     ANNOTATION_FIELDS,
     APPROVAL_FIELDS,
     BINDING_FIELDS,
+    DISCOVERY_FIELDS,
     EDITABLE_FIELDS,
     SCOPE_NAME_RE,
     TOOL_NAME_RE,
@@ -31,6 +33,7 @@ __all__ = [
     "ANNOTATION_FIELDS",
     "APPROVAL_FIELDS",
     "BINDING_FIELDS",
+    "DISCOVERY_FIELDS",
     "EDITABLE_FIELDS",
     "SCOPE_NAME_RE",
     "STATS_STALE_SECONDS",
@@ -50,6 +53,7 @@ __all__ = [
     "McpTask",
     "RevisionAction",
     "Scope",
+    "SearchEntry",
     "StreamStats",
     "TaskStatus",
     "TaskSupport",
