@@ -400,7 +400,7 @@ class ToolAdmin(RevisionsByUser):
         (``manage.py mcp_explain --user``). Needs the view permissions of tools and of users."""
         from django.contrib.auth import get_user_model
 
-        from ..services.explain import describe, explain, grant_for
+        from ..services.explain import describe, discovery_preview, explain, grant_for
 
         model = get_user_model()
         self._require(
@@ -417,6 +417,8 @@ class ToolAdmin(RevisionsByUser):
                 grant = grant_for(user)
                 verdicts = explain(grant)
                 extra.update(grant=describe(grant), verdicts=verdicts, visible=sum(v.visible for v in verdicts))
+                # Progressive discovery: the grant's entry set, and a sample search as it would answer.
+                extra["discovery"] = discovery_preview(grant, request.GET.get("q", ""))
         title = f"What {username} sees" if username else "What a user sees"
         return TemplateResponse(request, "mcp_tools/admin/tool_explain.html", self._context(request, title, **extra))
 

@@ -15,7 +15,7 @@ from ..types import Principal
 from .index import ensure, sync
 from .mode import active, mode_of
 from .search import Found, search, usable
-from .tools import BUILTINS, DESCRIBE_NAME, NAMES, SEARCH_NAME, answer, is_builtin
+from .tools import BUILTINS, DESCRIBE_NAME, NAMES, SEARCH_NAME, answer, hit, is_builtin
 
 __all__ = [
     "BUILTINS",
@@ -30,6 +30,7 @@ __all__ = [
     "ensure",
     "entry",
     "entry_set",
+    "hit",
     "is_builtin",
     "mode_of",
     "search",

@@ -385,3 +385,28 @@ def test_check_w012_names_a_row_shadowed_by_a_discovery_tool(demo_tools: None, s
     assert ids() == []  # the mode is off: nothing is shadowed
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DISCOVERY_CLIENTS": {"claude": "on"}}
     assert ids() == ["mcp_tools.W012"]
+
+
+def test_what_a_user_sees_shows_the_entry_set_and_a_sample_search(admin_client: Any, demo_tools: None) -> None:
+    """Beside "What a user sees": the grant's mode, entry set and what a search answers it."""
+    Tool.objects.filter(name="echo").update(always_listed=True)
+    page = admin_client.get("/admin/mcp_tools/tool/explain/", {"user": "admin", "q": "weather in a city"})
+    assert page.status_code == 200
+    preview = page.context["discovery"]
+    assert (preview.mode, preview.active, preview.entry) == ("off", False, ["echo"])
+    assert preview.found[0]["name"] == "get_weather"
+    text = page.content.decode()
+    assert "Progressive discovery" in text
+    assert "<code>get_weather</code>" in text
+
+
+def test_mcp_explain_search(demo_tools: None, settings: Any) -> None:
+    from django.contrib.auth.models import User
+
+    User.objects.create_superuser("root", password="pw")
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DISCOVERY": "on"}
+    out = io.StringIO()
+    call_command("mcp_explain", "--user", "root", "--search", "weather", stdout=out)
+    text = out.getvalue()
+    assert "Discovery: mode on, on for this grant" in text
+    assert "  get_weather  (city: string)" in text
