@@ -14,7 +14,7 @@ from ..catalog import Catalog, CompiledTool, Subset, VisibilityCheck
 from ..types import Principal
 from .index import ensure, sync
 from .mode import active, mode_of
-from .search import Found, search, usable
+from .searching import Found, search, usable
 from .tools import BUILTINS, DESCRIBE_NAME, NAMES, SEARCH_NAME, answer, hit, is_builtin
 
 __all__ = [

@@ -6,8 +6,10 @@ first search a process serves under a new catalog version reads the stored entri
 and digests (one query) and writes the entries that differ from the catalog's tools (one
 statement per 500), in a transaction; later searches under that version read nothing more.
 An entry is only ever replaced by one of the same or a later tool version, so a process still
-serving an older catalog cannot put older text back. Entries of disabled tools stay (the
-search joins the tool row and skips them); a deleted tool's entry goes with it (cascade).
+serving an older catalog cannot put older text back. The entries of tools the catalog no longer
+holds go once the database says those tools are disabled (never one of a tool enabled since);
+a deleted tool's entry goes with it (cascade). Whatever an entry says, a search checks each tool
+it finds against the catalog.
 ``manage.py mcp_search_index`` does the same ahead of the first search (on deploy).
 """
 
@@ -21,12 +23,13 @@ from dataclasses import dataclass
 from django.db import DatabaseError, connections, router, transaction
 
 from ..catalog import Catalog
-from ..models import SearchEntry
+from ..models import SearchEntry, Tool
 from . import documents
 
 logger = logging.getLogger("mcp_tools")
 
 _CHUNK = 500
+_ANALYZE_AFTER = 500
 _synced: weakref.WeakSet[Catalog] = weakref.WeakSet()
 _lock = threading.Lock()
 
@@ -35,6 +38,7 @@ _lock = threading.Lock()
 class SyncReport:
     tools: int = 0
     written: int = 0
+    removed: int = 0
 
 
 def ensure(catalog: Catalog) -> None:
@@ -61,14 +65,22 @@ def sync(catalog: Catalog, using: str | None = None) -> SyncReport:
     changed = []
     for tool in catalog.tools:
         doc = documents.document(tool)
-        if stored.get(tool.pk) != doc.digest:
+        if stored.pop(tool.pk, None) != doc.digest:
             changed.append((tool.pk, tool.version, doc))
     documents.keep_only(catalog.tools)
-    if not changed:
+    gone = sorted(stored)  # entries of tools this catalog does not hold
+    if not changed and not gone:
         return report
     with transaction.atomic(using=alias):
         for start in range(0, len(changed), _CHUNK):
             _upsert(alias, changed[start : start + _CHUNK])
+        for start in range(0, len(gone), _CHUNK):
+            disabled = Tool.objects.using(alias).filter(pk__in=gone[start : start + _CHUNK], enabled=False)
+            report.removed += SearchEntry.objects.using(alias).filter(tool__in=disabled.values("pk")).delete()[0]
+        if connections[alias].vendor == "postgresql" and len(changed) > _ANALYZE_AFTER:
+            # Many new rows: the planner learns how selective words are now (before autovacuum).
+            with connections[alias].cursor() as cursor:
+                cursor.execute(f"ANALYZE {connections[alias].ops.quote_name(SearchEntry._meta.db_table)}")
     report.written = len(changed)
     return report
 
@@ -78,30 +90,40 @@ def _upsert(alias: str, rows: list[tuple[int, int, documents.Document]]) -> None
     if connection.vendor not in ("postgresql", "sqlite"):
         # Elsewhere: the ORM's upsert, without the version guard.
         SearchEntry.objects.using(alias).bulk_create(
-            [
-                SearchEntry(
-                    tool_id=pk, version=version, digest=d.digest, names=d.names, body=d.body, permissions=d.permissions
-                )
-                for pk, version, d in rows
-            ],
+            [SearchEntry(tool_id=pk, version=version, **_values(d)) for pk, version, d in rows],
             update_conflicts=True,
             unique_fields=["tool"],
-            update_fields=["version", "digest", "names", "body", "permissions"],
+            update_fields=["version", *_COLUMNS],
         )
         return
     table = connection.ops.quote_name(SearchEntry._meta.db_table)
-    values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(rows))
-    params: list[int | str] = []
+    columns = ("tool_id", "version", *_COLUMNS)
+    values = ", ".join(["(" + ", ".join(["%s"] * len(columns)) + ")"] * len(rows))
+    params: list[int | str | bool] = []
     for pk, version, d in sorted(rows, key=lambda row: row[0]):  # one lock order for every writer
-        params += [pk, version, d.digest, d.names, d.body, d.permissions]
+        params += [pk, version, *_values(d).values()]
+    updates = ", ".join(f"{column} = excluded.{column}" for column in ("version", *_COLUMNS))
     sql = (
-        f"INSERT INTO {table} (tool_id, version, digest, names, body, permissions) VALUES {values} "  # noqa: S608
-        "ON CONFLICT (tool_id) DO UPDATE SET version = excluded.version, digest = excluded.digest, "
-        "names = excluded.names, body = excluded.body, permissions = excluded.permissions "
-        f"WHERE {table}.version <= excluded.version"
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values} "  # noqa: S608
+        f"ON CONFLICT (tool_id) DO UPDATE SET {updates} WHERE {table}.version <= excluded.version"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+
+
+_COLUMNS = ("digest", "name", "names", "body", "access", "model_visible", "safety")
+
+
+def _values(d: documents.Document) -> dict[str, int | str | bool]:
+    return {
+        "digest": d.digest,
+        "name": d.name,
+        "names": d.names,
+        "body": d.body,
+        "access": d.access,
+        "model_visible": d.model_visible,
+        "safety": d.safety,
+    }
 
 
 def forget() -> None:

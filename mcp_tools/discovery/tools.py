@@ -15,7 +15,7 @@ from ..catalog import Catalog, CompiledTool, VisibilityCheck
 from ..protocol.shaping import ToolSpec, shape_tool
 from ..protocol.versions import Revision
 from ..types import Principal, ToolResult
-from .search import MAX_QUERY_CHARS, search, usable
+from .searching import MAX_QUERY_CHARS, search, usable
 
 SEARCH_NAME = "search_tools"
 DESCRIBE_NAME = "describe_tools"

@@ -218,6 +218,8 @@ def test_disabled_tools_and_inactive_scopes_hide_what_the_index_still_holds(clie
     assert unknown == ["echo", "get_weather"]
     _, message, _ = mcp.request("tools/call", {"name": "echo", "arguments": {"text": "x"}})
     assert message["error"]["code"] == -32602
+    # The search under the new catalog version removed the disabled tool's entry.
+    assert not SearchEntry.objects.filter(tool__name="echo").exists()
 
 
 def test_the_mode_of_another_application_is_its_own(client: Any, settings: Any, site: dict[str, Any]) -> None:
@@ -254,7 +256,7 @@ def test_a_stale_entry_never_lets_a_tool_through(client: Any, settings: Any, sit
     index's back) is caught by the check of each tool found against the catalog."""
     bob = _client(client, site["bob_all"])
     _found(bob, "books")  # the entries are up to date for this catalog version
-    SearchEntry.objects.filter(tool__name="list_book").update(permissions="")
+    SearchEntry.objects.filter(tool__name="list_book").update(access="|")  # needs nothing
     assert get_catalog().by_name["list_book"].required_permissions == {"library.view_book"}
     assert "list_book" not in _found(bob, "list_book list books")
 
@@ -271,19 +273,30 @@ def test_search_results_are_never_shared_between_grants(client: Any, site: dict[
 
 
 def test_the_grant_is_filtered_in_the_query_not_after_it(client: Any, settings: Any) -> None:
-    """Thirty tools the caller may not use match the words better than the one it may: a search
-    for one tool still answers that one (ranking and limit apply to the grant's tools only)."""
+    """More tools the caller may not use than a search ranks (``CANDIDATES``) match the words
+    better than the one it may: a search still answers that one (the database ranks and cuts
+    only the grant's tools)."""
+    from mcp_tools.discovery.searching import CANDIDATES
+    from mcp_tools.models import CatalogVersion
+
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend", "DISCOVERY": "on"}
     secret = Scope.objects.create(name="widgets:admin")
-    for number in range(30):
-        tool = Tool.objects.create(
-            name=f"widget_admin_{number:02d}",
-            title="Widget widget",
-            description="Widget widget widget: rebuilds every widget.",
-            handler_key="demo.echo",
-        )
-        tool.required_scopes.add(secret)
+    hidden = Tool.objects.bulk_create(
+        [
+            Tool(
+                name=f"widget_admin_{number:03d}",
+                title="Widget widget",
+                description="Widget widget widget: rebuilds every widget.",
+                handler_key="demo.echo",
+            )
+            for number in range(CANDIDATES + 20)
+        ]
+    )
+    Tool.required_scopes.through.objects.bulk_create(
+        [Tool.required_scopes.through(tool_id=tool.pk, scope_id=secret.pk) for tool in hidden]
+    )
     Tool.objects.create(name="polish_gadget", description="Polishes a gadget, or a widget.", handler_key="demo.echo")
+    CatalogVersion.bump()
     mcp = Mcp(client)
     mcp.default_headers["X-Test-User"] = "carl"
     mcp.initialize()
