@@ -106,6 +106,7 @@ bench: install wrk  ## the benchmarks (bench/README.md)
 	$(PY) bench/listeners.py
 	$(PY) bench/batch_flood.py  # 1 MiB JSON-RPC batches for 30 s: RSS growth <= 50 MB (about 40 s)
 	$(PY) bench/models.py
+	$(PY) bench/discovery.py  # progressive discovery: recall@3, search p99 at 10,000 tools, tools/list bytes (about 5 min)
 
 # Ours against django-mcpz, django-mcp-server and the official SDK, each in its own venv under
 # var/bench-peers/ made from bench/peers/*.txt (PyPI), 2 processes each (about 17 min).
