@@ -44,6 +44,7 @@ run: install  ## the demo site (SQLite) with a Celery worker, at 127.0.0.1:8000 
 	$(PY) manage.py demo_superuser
 	$(PY) manage.py seed_library  # the demo library: 10,000 books (bulk_create; idempotent)
 	$(PY) manage.py mcp_sync_toolsets  # its model toolsets as tool rows (idempotent)
+	$(PY) manage.py mcp_search_index  # progressive discovery's search entries (MCP_DISCOVERY=on|auto)
 	@echo "MCP endpoint: http://$(HOST):$(PORT)/mcp   admin: http://$(HOST):$(PORT)/admin/"
 	@echo "With MCP_AUTH=oauth, a token: HOST=$(HOST) PORT=$(PORT) $(PY) manage.py mcp_token --user admin --scopes all"
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m project.run

@@ -40,9 +40,12 @@ __all__ = [
 
 
 def _in_entry_set(tool: CompiledTool) -> bool:
-    # App-only tools stay listed for clients with MCP Apps (a host calls them for its views;
-    # the view of a client without the extension leaves them out already).
-    return (tool.always_listed or not tool.model_visible) and tool.name not in BUILTINS
+    # Besides the tools an admin marked: app-only tools stay listed for clients with MCP Apps (a
+    # host calls them for its views; the view of a client without the extension leaves them out
+    # already), and so do tools with parameter headers (x-mcp-header): a 2026-07-28 client must
+    # mirror those arguments in Mcp-Param-* headers (H-D7), which it learns from tools/list.
+    listed = tool.always_listed or not tool.model_visible or bool(tool.param_headers)
+    return listed and tool.name not in BUILTINS
 
 
 ENTRY = Subset("discovery", _in_entry_set, tuple(BUILTINS.values()))

@@ -81,11 +81,12 @@ def test_mode_off_lists_everything_and_knows_no_discovery_tool(mcp: Mcp) -> None
 @pytest.mark.parametrize("version", ALL_VERSIONS)
 def test_mode_on_lists_the_entry_set_and_the_discovery_tools(mcp: Mcp, on: None, version: str) -> None:
     """T-2, T-3: the entry set is a valid tools/list in every revision: the discovery tools
-    first, then the tools marked always listed, nothing else."""
+    first, then the tools marked always listed and those whose arguments go in headers
+    (get_weather: x-mcp-header, H-D7), nothing else."""
     Tool.objects.filter(name__in=["echo", "add"]).update(always_listed=True)
     _open(mcp, version)
     result = mcp.call("tools/list")
-    assert [t["name"] for t in result["tools"]] == ["search_tools", "describe_tools", "add", "echo"]
+    assert [t["name"] for t in result["tools"]] == ["search_tools", "describe_tools", "add", "echo", "get_weather"]
     search = result["tools"][0]
     assert search["inputSchema"]["required"] == ["query"]
     assert search["inputSchema"]["additionalProperties"] is False
@@ -97,7 +98,7 @@ def test_mode_on_lists_the_entry_set_and_the_discovery_tools(mcp: Mcp, on: None,
 def test_entry_set_pages_keep_the_discovery_tools_on_the_first(mcp: Mcp, on: None, settings: Any) -> None:
     """PA-1: the entry set is paged like the full list; the discovery tools come once."""
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PAGE_SIZE": 2}
-    Tool.objects.filter(name__in=["echo", "add", "get_weather", "noop", "color_swatch"]).update(always_listed=True)
+    Tool.objects.filter(name__in=["echo", "add", "noop", "color_swatch"]).update(always_listed=True)
     mcp.initialize()
     assert _names(mcp) == ["search_tools", "describe_tools", "add", "color_swatch", "echo", "get_weather", "noop"]
 
@@ -282,7 +283,7 @@ def test_auto_turns_on_above_the_threshold(mcp: Mcp, settings: Any) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DISCOVERY": "auto", "DISCOVERY_THRESHOLD": count}
     assert "search_tools" not in _names(mcp)
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DISCOVERY": "auto", "DISCOVERY_THRESHOLD": count - 1}
-    assert _names(mcp) == ["search_tools", "describe_tools"]
+    assert _names(mcp) == ["search_tools", "describe_tools", "get_weather"]
 
 
 def test_a_row_named_like_a_discovery_tool_is_shadowed_only_in_the_mode(mcp: Mcp, settings: Any) -> None:
@@ -296,7 +297,7 @@ def test_a_row_named_like_a_discovery_tool_is_shadowed_only_in_the_mode(mcp: Mcp
     result = mcp.call("tools/call", {"name": "search_tools", "arguments": {"text": "mine"}})
     assert result["content"][0]["text"] == "mine"
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DISCOVERY": "on"}
-    assert _names(mcp) == ["search_tools", "describe_tools"]
+    assert _names(mcp) == ["search_tools", "describe_tools", "get_weather"]
     assert "search_tools" not in [t["name"] for t in _search(mcp, "site tool")["tools"]]
 
 
@@ -393,7 +394,7 @@ def test_what_a_user_sees_shows_the_entry_set_and_a_sample_search(admin_client: 
     page = admin_client.get("/admin/mcp_tools/tool/explain/", {"user": "admin", "q": "weather in a city"})
     assert page.status_code == 200
     preview = page.context["discovery"]
-    assert (preview.mode, preview.active, preview.entry) == ("off", False, ["echo"])
+    assert (preview.mode, preview.active, preview.entry) == ("off", False, ["echo", "get_weather"])
     assert preview.found[0]["name"] == "get_weather"
     text = page.content.decode()
     assert "Progressive discovery" in text

@@ -236,7 +236,7 @@ def test_the_mode_of_another_application_is_its_own(client: Any, settings: Any, 
     _, message, _ = b.request("tools/call", {"name": "search_tools", "arguments": {"query": "books"}})
     assert message["error"]["code"] == -32602
     a = _client(client, site["alice_read"])
-    assert _listed(a) == ["search_tools", "describe_tools"]
+    assert _listed(a) == ["search_tools", "describe_tools", "get_weather"]  # its arguments go in headers
     assert "get_weather" in _found(a, "weather")  # a's token has notes:read, b's has not
 
 
