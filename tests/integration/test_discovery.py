@@ -411,3 +411,31 @@ def test_mcp_explain_search(demo_tools: None, settings: Any) -> None:
     text = out.getvalue()
     assert "Discovery: mode on, on for this grant" in text
     assert "  get_weather  (city: string)" in text
+
+
+# --------------------------------------------------------------------------- the index and the fallback
+
+
+def test_an_entry_is_never_replaced_by_an_older_tool_version(demo_tools: None) -> None:
+    """A process still on an older catalog cannot put older text back (the upsert's guard)."""
+    catalog = get_catalog()
+    discovery.sync(catalog)
+    echo = catalog.by_name["echo"]
+    SearchEntry.objects.filter(tool_id=echo.pk).update(version=echo.version + 5, names="newer words", digest="x")
+    report = discovery.sync(catalog)
+    assert report.written == 1  # the digest differs: written, but the guard keeps the newer row
+    assert SearchEntry.objects.get(tool_id=echo.pk).names == "newer words"
+
+
+def test_without_full_text_search_a_like_scan_finds_the_same(
+    mcp: Mcp, on: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another database (or a SQLite without FTS5) searches the entries with LIKE."""
+    from mcp_tools.discovery import searching
+
+    mcp.initialize()
+    queries = ["current weather in a city", "add two numbers", "png image of a colour", "echo"]
+    expected = [_search(mcp, query)["tools"][0]["name"] for query in queries]
+    monkeypatch.setattr(searching, "_postgresql", searching._like)
+    monkeypatch.setattr(searching, "_has_fts", lambda connection: False)
+    assert [_search(mcp, query)["tools"][0]["name"] for query in queries] == expected
