@@ -44,6 +44,7 @@ run: install  ## the demo site (SQLite) with a Celery worker, at 127.0.0.1:8000 
 	$(PY) manage.py demo_superuser
 	$(PY) manage.py seed_library  # the demo library: 10,000 books (bulk_create; idempotent)
 	$(PY) manage.py mcp_sync_toolsets  # its model toolsets as tool rows (idempotent)
+	$(PY) manage.py mcp_search_index  # progressive discovery's search entries (MCP_DISCOVERY=on|auto)
 	@echo "MCP endpoint: http://$(HOST):$(PORT)/mcp   admin: http://$(HOST):$(PORT)/admin/"
 	@echo "With MCP_AUTH=oauth, a token: HOST=$(HOST) PORT=$(PORT) $(PY) manage.py mcp_token --user admin --scopes all"
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m project.run
@@ -106,6 +107,7 @@ bench: install wrk  ## the benchmarks (bench/README.md)
 	$(PY) bench/listeners.py
 	$(PY) bench/batch_flood.py  # 1 MiB JSON-RPC batches for 30 s: RSS growth <= 50 MB (about 40 s)
 	$(PY) bench/models.py
+	$(PY) bench/discovery.py  # progressive discovery: recall@3, search p99 at 10,000 tools, tools/list bytes (about 5 min)
 
 # Ours against django-mcpz, django-mcp-server and the official SDK, each in its own venv under
 # var/bench-peers/ made from bench/peers/*.txt (PyPI), 2 processes each (about 17 min).

@@ -68,6 +68,9 @@ class CompiledTool:
     ui_template: str = ""
     ui_template_name: str = ""
     ui_meta: UiResourceMeta | None = None
+    # Progressive discovery: listed in its entry set, and the groups it is found by.
+    always_listed: bool = False
+    tags: tuple[str, ...] = ()
     _input_validator: Validator | None = field(default=None, repr=False)
     _output_validator: Validator | None = field(default=None, repr=False)
     # Compiled predicates of simple schemas (fastcheck), built on first use.
@@ -143,6 +146,17 @@ class CompiledTool:
 
 
 VisibilityCheck = Callable[[CompiledTool, Principal], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Subset:
+    """What ``tools/list`` shows instead of a principal's whole view (progressive discovery's
+    entry set): the tools of the view that ``keep`` accepts, after ``lead`` (tools that are no
+    rows) on the first page. ``key`` names it in the cached views and pages."""
+
+    key: str
+    keep: Callable[[CompiledTool], bool]
+    lead: tuple[CompiledTool, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,12 +268,17 @@ class Catalog:
         held = (principal.permissions or frozenset()) & self.permission_names
         return principal.scope_key + "\0" + " ".join(sorted(held))
 
-    def _view(self, principal: Principal, visible: VisibilityCheck, apps: bool = True) -> _View:
+    def _view(
+        self, principal: Principal, visible: VisibilityCheck, apps: bool = True, subset: Subset | None = None
+    ) -> _View:
         """What one scope set sees, computed once per catalog version; without ``apps`` (a
-        client that did not declare MCP Apps) app-only tools are left out."""
+        client that did not declare MCP Apps) app-only tools are left out; with ``subset``, only
+        the tools it keeps."""
         key = self._key(principal)
         if not apps and self.has_app_only:
             key += "\0model"
+        if subset is not None:
+            key += "\0" + subset.key
         found = self._views.get(key)
         if found is None:
             found = _View(
@@ -268,7 +287,10 @@ class Catalog:
                     (
                         i
                         for i, tool in enumerate(self.tools)
-                        if tool.permitted(principal) and visible(tool, principal) and (apps or tool.model_visible)
+                        if tool.permitted(principal)
+                        and visible(tool, principal)
+                        and (apps or tool.model_visible)
+                        and (subset is None or subset.keep(tool))
                     ),
                 )
             )
@@ -309,21 +331,26 @@ class Catalog:
         tasks_enabled: bool,
         max_bytes: int = 0,
         apps: bool = False,
+        subset: Subset | None = None,
     ) -> bytes:
         """The serialised result of one page; ``render`` frames tools and the next position.
 
         With ``max_bytes`` a page also ends before its tools would pass that many bytes (it holds
-        one tool at least), so a page of large tools stays within the bound on answers.
+        one tool at least), so a page of large tools stays within the bound on answers. With
+        ``subset``, the pages list only what it keeps, its ``lead`` tools first.
         """
         apps = apps and self.has_ui  # no view anywhere: every client shares the same pages
-        key = (rev.version, self._key(principal), after, page_size, tasks_enabled, max_bytes, apps)
+        key = (
+            rev.version, self._key(principal), after, page_size, tasks_enabled, max_bytes, apps,
+            None if subset is None else subset.key,
+        )  # fmt: skip
         cached = self._pages.get(key)
         if cached is not None:
             with self._lock:
                 if key in self._pages:
                     self._pages.move_to_end(key)
             return cached
-        indices = self._view(principal, visible, apps).indices
+        indices = self._view(principal, visible, apps, subset).indices
         start = 0
         if after is not None:
             # Keyset position: the first visible tool whose name sorts after ``after``.
@@ -332,10 +359,13 @@ class Catalog:
             start = bisect.bisect_right(indices, after, key=names.__getitem__)
         chosen = indices[start : start + page_size]
         tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=tasks_enabled, apps=apps) for i in chosen]
+        lead = [] if subset is None or after is not None else [shape_tool(t.spec, rev) for t in subset.lead]
         if max_bytes and tools:
-            kept = _fitting(tools, max_bytes)
+            kept = _fitting(lead + tools, max_bytes) - len(lead)
             if kept < len(tools):
+                kept = max(kept, 1)
                 chosen, tools = chosen[:kept], tools[:kept]
+        tools = lead + tools
         next_after = self.tools[chosen[-1]].name if chosen and start + len(chosen) < len(indices) else None
         body = render(tools, next_after)
         self._remember(key, body)
@@ -420,6 +450,8 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         ui_template=row.get("ui_template") or "",
         ui_template_name=row.get("ui_template_name") or "",
         ui_meta=_ui_meta(row),
+        always_listed=bool(row.get("always_listed")),
+        tags=tuple(t for t in row.get("tags") or () if isinstance(t, str)),
     )
 
 
@@ -497,14 +529,16 @@ def get_catalog() -> Catalog:
     catalog = _current
     if catalog is not None and catalog.version == version:
         return catalog
-    from .models import BINDING_FIELDS, UI_FIELDS, WIRE_FIELDS, Scope, Tool
+    from .models import BINDING_FIELDS, DISCOVERY_FIELDS, UI_FIELDS, WIRE_FIELDS, Scope, Tool
 
     with _build_lock:
         catalog = _current
         if catalog is not None and catalog.version == version:
             return catalog
         rows = list(
-            Tool.objects.enabled().order_by().values("pk", "version", *WIRE_FIELDS, *BINDING_FIELDS, *UI_FIELDS)
+            Tool.objects.enabled()
+            .order_by()
+            .values("pk", "version", *WIRE_FIELDS, *BINDING_FIELDS, *UI_FIELDS, *DISCOVERY_FIELDS)
         )
         # A few more queries on a rebuild only: required scopes, active scopes, implications.
         required: dict[int, set[str]] = {}

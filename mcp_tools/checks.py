@@ -23,6 +23,8 @@
 - mcp_tools.W025: ``ALLOW_CLIENT_CREDENTIALS`` is on and DOT's application admin is not
   ``mcp_tools.oauth.admin.ApplicationAdmin`` (or a subclass): no admin page edits what a
   client-credentials application is entitled to, so none gets a token.
+- mcp_tools.W012: progressive discovery is on and an enabled tool is named like one of the
+  discovery tools (search_tools, describe_tools): grants in discovery mode cannot reach it.
 """
 
 from __future__ import annotations
@@ -380,6 +382,31 @@ def _held_by_anyone(permission: str) -> bool:
     return bool(user_model._default_manager.filter(user_permissions__in=found, is_active=True).exists())
 
 
+def check_discovery(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W012: discovery is on (for some grant) and a tool row is named like a discovery tool."""
+    from .conf import mcp_settings
+
+    if not databases or (mcp_settings.DISCOVERY == "off" and set(mcp_settings.DISCOVERY_CLIENTS.values()) <= {"off"}):
+        return []
+    from .discovery import NAMES
+    from .models import Tool
+
+    try:
+        taken = list(Tool.objects.enabled().filter(name__in=NAMES).values_list("name", flat=True))
+    except DatabaseError:
+        return []
+    return [
+        Warning(
+            f"Enabled tool {name!r} has the name of a discovery tool: a grant in discovery mode calls the "
+            "discovery tool by that name, and never finds this one.",
+            hint="Rename the tool in the admin.",
+            obj=name,
+            id="mcp_tools.W012",
+        )
+        for name in taken
+    ]
+
+
 def register() -> None:
     register_check(check_settings)
     register_check(check_open_endpoint, Tags.security)
@@ -388,3 +415,4 @@ def register() -> None:
     register_check(check_open_doors, Tags.database, Tags.security)
     register_check(check_permissions, Tags.database)
     register_check(check_views, Tags.database)
+    register_check(check_discovery, Tags.database)

@@ -84,6 +84,16 @@ def _choice(*choices: str) -> Check:
     return check
 
 
+DISCOVERY_MODES = ("off", "on", "auto")
+
+
+def _discovery_clients(value: Any) -> str | None:
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        return "must be a dict of OAuth client ids to 'off', 'on' or 'auto'"
+    wrong = sorted(key for key, mode in value.items() if mode not in DISCOVERY_MODES)
+    return f"gives an unknown mode for {', '.join(map(repr, wrong[:5]))} (use 'off', 'on' or 'auto')" if wrong else None
+
+
 def _rate(value: Any) -> str | None:
     # The format itself is checked by mcp_tools.ratelimit (system check E001).
     return None if value is None or isinstance(value, str) else "must be a rate string such as '120/m', or None"
@@ -235,6 +245,13 @@ SETTINGS: dict[str, Setting] = {
     # MCP Apps: the template folders a tool's "UI template path" may name (templates shipped in
     # code, rendered on the server); stored views are never rendered.
     "UI_TEMPLATE_PREFIXES": Setting(["mcp_ui/", "mcp_tools/drf/ui/"], _folders, "template folders of views"),
+    # Progressive discovery (docs/howto/discovery.md): "on" lists only the tools marked "always
+    # listed" and the discovery tools (search_tools, describe_tools); the rest of what a grant
+    # may use is found by search and called by name. "auto": on for a grant that may use more
+    # than DISCOVERY_THRESHOLD tools. DISCOVERY_CLIENTS overrides the mode per OAuth client id.
+    "DISCOVERY": Setting("off", _choice(*DISCOVERY_MODES), "progressive discovery: off, on or auto"),
+    "DISCOVERY_THRESHOLD": Setting(40, _int(0), "tools a grant may use before auto turns discovery on"),
+    "DISCOVERY_CLIENTS": Setting({}, _discovery_clients, "discovery mode per OAuth client id"),
 }
 
 DEFAULTS: dict[str, Any] = {name: setting.default for name, setting in SETTINGS.items()}
@@ -315,6 +332,9 @@ class McpSettings:
     TASK_QUEUE: str | None
     TASK_PURGE_BATCH: int
     UI_TEMPLATE_PREFIXES: list[str]
+    DISCOVERY: str
+    DISCOVERY_THRESHOLD: int
+    DISCOVERY_CLIENTS: dict[str, str]
 
     def __init__(self) -> None:
         self._user: dict[str, Any] | None = None

@@ -15,6 +15,7 @@ __all__ = [
     "HandlerRegistry",
     "PermissionsHook",
     "SchemasHook",
+    "TermsHook",
     "ToolKind",
     "TrustHook",
     "autodiscover",
@@ -29,6 +30,8 @@ PermissionsHook = Callable[[Any], Iterable[str]]
 """A kind's config -> the Django permissions ("app_label.codename") a user needs to see its tools."""
 ConfigSchema = dict[str, Any] | Callable[[], dict[str, Any]]
 """A kind's config schema, or a function building it when asked (choices of what the site has)."""
+TermsHook = Callable[[Any], Iterable[str]]
+"""A kind's config -> words people use for what its tools reach (progressive discovery searches them)."""
 TrustHook = Callable[[Any], bool]
 """A kind's config -> whether its handler's structuredContent matches the derived output schema by construction."""
 F = TypeVar("F", bound=HandlerFunc)
@@ -64,6 +67,9 @@ class ToolKind:
     # under an OAuth backend, an enabled tool of such a kind with no required scope is callable
     # by every token; check mcp_tools.W005 and the admin warn about it.
     needs_scope: bool = False
+    # Optional: words that describe what a tool of this kind reaches, beyond its row's text (a
+    # model's names, the verbs of its operation): progressive discovery searches them.
+    terms: TermsHook | None = None
 
     def derived_schemas(self, config: Any) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
         """(input, output) schemas for a row with ``config``, or None when the row states its own.
@@ -75,6 +81,10 @@ class ToolKind:
     def required_permissions(self, config: Any) -> frozenset[str]:
         """The permissions a user needs to see and call a tool with ``config`` (empty: none)."""
         return frozenset() if self.permissions is None else frozenset(self.permissions(config))
+
+    def search_terms(self, config: Any) -> tuple[str, ...]:
+        """Words progressive discovery finds a tool with ``config`` by (empty: none). Raises what the hook raises."""
+        return () if self.terms is None else tuple(str(term) for term in self.terms(config))
 
     def get_config_schema(self) -> dict[str, Any] | None:
         """The config schema as of now (built by its function for kinds that compute it)."""
@@ -154,6 +164,7 @@ def handler(
     schemas: SchemasHook | None = None,
     permissions: PermissionsHook | None = None,
     trusted_output: TrustHook | None = None,
+    terms: TermsHook | None = None,
 ) -> Callable[[F], F]:
     """Register a tool kind under ``key``; put it in ``<app>/mcp_handlers.py``.
 
@@ -165,7 +176,9 @@ def handler(
     Django permissions a caller's user needs to see them (hidden from tools/list otherwise);
     ``trusted_output(config)`` (optional, with ``schemas``) vouches that the handler's
     ``structuredContent`` always matches the derived output schema, so the runner skips checking
-    it: only for output built from the schema's own source, with a test proving it.
+    it: only for output built from the schema's own source, with a test proving it;
+    ``terms(config)`` (optional) gives words progressive discovery finds the rows by, beyond their
+    own name, title, description and tags.
     """
 
     def decorator(func: F) -> F:
@@ -179,6 +192,7 @@ def handler(
                 schemas=schemas,
                 permissions=permissions,
                 trusted_output=trusted_output,
+                terms=terms,
             )
         )
         return func

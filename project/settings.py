@@ -6,7 +6,7 @@ OAuth for /mcp; default: open, for local trials), MCP_RESOURCE_URL (the endpoint
 default http://HOST:PORT/mcp), HOST and PORT (those `make run` serves on), CELERY_RESULT_BACKEND,
 MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND,
 CELERY_BROKER_URL (default: an embedded SQLite broker file under var/, no server needed),
-MCP_CELERY_VISIBILITY_TIMEOUT.
+MCP_CELERY_VISIBILITY_TIMEOUT, MCP_DISCOVERY ("off", "on" or "auto": progressive discovery).
 """
 
 from __future__ import annotations
@@ -152,6 +152,8 @@ MCP_TOOLS = {
     "ALLOWED_ORIGINS": os.environ.get("MCP_ALLOWED_ORIGINS", "").split(),
     "TASK_QUEUE": os.environ.get("MCP_TASK_QUEUE") or None,
     "TASK_WORKER_LOST": os.environ.get("MCP_TASK_WORKER_LOST", "retry"),
+    # Progressive discovery (docs/howto/discovery.md): a small entry set, the rest found by search.
+    "DISCOVERY": os.environ.get("MCP_DISCOVERY", "off"),
 }
 
 # Celery runs task-augmented tool calls. The default broker is kombu's SQLAlchemy transport

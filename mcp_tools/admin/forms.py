@@ -11,7 +11,16 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..models import ANNOTATION_FIELDS, APPROVAL_FIELDS, EDITABLE_FIELDS, UI_CSP_FIELDS, UI_FIELDS, Tool, UiPermission
+from ..models import (
+    ANNOTATION_FIELDS,
+    APPROVAL_FIELDS,
+    DISCOVERY_FIELDS,
+    EDITABLE_FIELDS,
+    UI_CSP_FIELDS,
+    UI_FIELDS,
+    Tool,
+    UiPermission,
+)
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
 from .config_fields import HandlerConfigFieldsMixin
@@ -24,6 +33,7 @@ TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (
     ("Handler", {"fields": ("handler_key", "handler_config")}),
     ("Access", {"fields": ("required_scopes", "rate_limit", "sensitive_arguments")}),
     ("Approval", {"fields": APPROVAL_FIELDS}),
+    ("Discovery", {"fields": DISCOVERY_FIELDS}),
     ("Schemas", {"fields": ("input_schema", "output_schema")}),
     ("Annotations", {"fields": ANNOTATION_FIELDS}),
     ("UI (MCP Apps)", {"fields": UI_FIELDS, "classes": ("collapse",)}),
@@ -142,6 +152,14 @@ class NamesField(forms.CharField):
         return [name for name in re.split(r"[\s,]+", text) if name]
 
 
+class TagsField(NamesField):
+    """Tags written separated by commas (a tag may hold spaces)."""
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        text = forms.CharField.to_python(self, value) or ""
+        return [tag.strip() for tag in text.split(",") if tag.strip()]
+
+
 def handler_choices(current: str | None = None) -> list[tuple[str, SafeString | str]]:
     """Each registered tool kind with its label, key and description."""
     choices: list[tuple[str, SafeString | str]] = [
@@ -211,6 +229,15 @@ class ToolForm(HandlerConfigFieldsMixin, forms.ModelForm):  # type: ignore[type-
         label="Sensitive arguments",
         required=False,
         help_text="Argument names the audit trail redacts, separated by commas (writeOnly properties are too).",
+    )
+
+    tags = TagsField(
+        label="Tags",
+        required=False,
+        help_text=(
+            "Groups the tool belongs to, separated by commas (e.g. billing, invoices): progressive discovery "
+            "finds the tool by them. At most 16, each 1 to 40 letters, digits, spaces, dots, hyphens or underscores."
+        ),
     )
 
     ui_template = forms.CharField(

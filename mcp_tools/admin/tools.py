@@ -436,7 +436,9 @@ class ToolAdmin(RevisionsByUser):
     def explain_view(self, request: HttpRequest) -> HttpResponseBase:
         """Every tool for one user: which they see and every reason they do not see the others
         (``manage.py mcp_explain --user``). Needs the view permissions of tools and of users."""
-        from ..services.explain import describe, explain, grant_for
+        from django.contrib.auth import get_user_model
+
+        from ..services.explain import describe, discovery_preview, explain, grant_for
 
         model = get_user_model()
         self._require(self.has_view_permission(request) and may_view_users(request))
@@ -450,6 +452,8 @@ class ToolAdmin(RevisionsByUser):
                 grant = grant_for(user)
                 verdicts = explain(grant)
                 extra.update(grant=describe(grant), verdicts=verdicts, visible=sum(v.visible for v in verdicts))
+                # Progressive discovery: the grant's entry set, and a sample search as it would answer.
+                extra["discovery"] = discovery_preview(grant, request.GET.get("q", ""))
         title = f"What {username} sees" if username else "What a user sees"
         return TemplateResponse(request, "mcp_tools/admin/tool_explain.html", self._context(request, title, **extra))
 

@@ -186,6 +186,8 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "ui_prefers_border": (bool, type(None)),
     "ui_domain": _STRING,
     "enabled": (bool,),
+    "always_listed": (bool,),
+    "tags": (list,),
 }
 _TYPE_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "true or false", int: "an integer"}
 

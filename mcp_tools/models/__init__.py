@@ -5,6 +5,7 @@ from .audit import AuditEvent, AuditOutcome
 from .clients import ClientEntitlement
 from .handles import McpHandle, McpPendingInput, McpRedemption
 from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision
+from .search import SearchEntry
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
 from .tasks import McpTask, TaskStatus, new_task_id
 from .tools import (
@@ -12,6 +13,7 @@ from .tools import (
     ANNOTATION_FIELDS,
     APPROVAL_FIELDS,
     BINDING_FIELDS,
+    DISCOVERY_FIELDS,
     EDITABLE_FIELDS,
     SCOPE_NAME_RE,
     TOOL_NAME_RE,
@@ -32,6 +34,7 @@ __all__ = [
     "ANNOTATION_FIELDS",
     "APPROVAL_FIELDS",
     "BINDING_FIELDS",
+    "DISCOVERY_FIELDS",
     "EDITABLE_FIELDS",
     "SCOPE_NAME_RE",
     "STATS_STALE_SECONDS",
@@ -52,6 +55,7 @@ __all__ = [
     "McpTask",
     "RevisionAction",
     "Scope",
+    "SearchEntry",
     "StreamStats",
     "TaskStatus",
     "TaskSupport",

@@ -48,6 +48,7 @@ MAX_JSON_BYTES: dict[str, int] = {
     "ui_base_uri_domains": 8_192,
     "ui_permissions": 1_024,
     "ui_tools": 8_192,
+    "tags": 2_048,
 }
 MAX_UI_TEMPLATE_CHARS = 262_144
 MAX_UI_ORIGINS = 32
@@ -164,7 +165,13 @@ tool, the tools the view may call, its CSP (setting the CSP origins is the ``set
 permission's)."""
 ACCESS_FIELDS: tuple[str, ...] = ("enabled", "required_scopes")
 """Who sees the tool at all."""
-EDITABLE_FIELDS: tuple[str, ...] = WIRE_FIELDS + BINDING_FIELDS + UI_FIELDS + ACCESS_FIELDS
+DISCOVERY_FIELDS: tuple[str, ...] = ("always_listed", "tags")
+"""How progressive discovery (``DISCOVERY``) shows the tool: in the entry set, and the groups it is found by."""
+EDITABLE_FIELDS: tuple[str, ...] = WIRE_FIELDS + BINDING_FIELDS + UI_FIELDS + ACCESS_FIELDS + DISCOVERY_FIELDS
+
+# Tags: a few short words or phrases each (groups such as "billing"), searched by discovery.
+MAX_TAGS = 16
+TAG_RE = re.compile(r"^[^\W_][\w .\-]{0,39}$")
 
 
 class TaskSupport(models.TextChoices):
@@ -340,6 +347,23 @@ class Tool(models.Model):
         blank=True,
         help_text=_("A dedicated sandbox origin for the view, in the host's format (host-specific)."),
     )
+    always_listed = models.BooleanField(
+        _("always listed"),
+        default=False,
+        help_text=_(
+            "In discovery mode (the DISCOVERY setting) tools/list shows only the tools marked here and the "
+            "discovery tools; the others are found by search and called by name. No effect when the mode is off."
+        ),
+    )
+    tags = models.JSONField(
+        _("tags"),
+        default=list,
+        blank=True,
+        help_text=_(
+            'Groups the tool belongs to, e.g. ["billing", "invoices"] (at most 16, each 1 to 40 letters, digits, '
+            "spaces, dots, hyphens or underscores): discovery finds the tool by them."
+        ),
+    )
     version = models.PositiveIntegerField(_("version"), default=1, editable=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
@@ -480,6 +504,8 @@ class Tool(models.Model):
             isinstance(n, str) for n in self.sensitive_arguments
         ):
             errors.setdefault("sensitive_arguments", []).append("A list of argument names (strings).")
+        if "tags" not in oversized:
+            errors.setdefault("tags", []).extend(tag_problems(self.tags))
         for field, messages in ui_problems(self, oversized).items():
             errors.setdefault(field, []).extend(messages)
         errors = {field: messages for field, messages in errors.items() if messages}
@@ -489,6 +515,22 @@ class Tool(models.Model):
     @property
     def has_ui(self) -> bool:
         return bool(self.ui_template or self.ui_template_name)
+
+
+def tag_problems(tags: Any) -> list[str]:
+    """What is wrong with a tool's tags: a list of at most MAX_TAGS distinct short words or phrases."""
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        return ["A list of tags (strings)."]
+    if len(tags) > MAX_TAGS:
+        return [f"At most {MAX_TAGS} tags ({len(tags)} given)."]
+    problems = [
+        f"Tag {number}: 1 to 40 letters, digits, spaces, dots, hyphens or underscores, starting with a letter or digit."
+        for number, tag in enumerate(tags, 1)
+        if not TAG_RE.match(tag)
+    ]
+    if len({tag.casefold() for tag in tags}) < len(tags):
+        problems.append("Each tag once (tags are compared without case).")
+    return problems
 
 
 def ui_problems(tool: Tool, oversized: Collection[str] = ()) -> dict[str, list[str]]:

@@ -23,10 +23,10 @@ from typing import Any
 
 import orjson
 
-from .. import approvals, audit, cancel, ratelimit, runner, telemetry
+from .. import approvals, audit, cancel, discovery, ratelimit, runner, telemetry
 from ..asking.waiting import people
-from ..auth import AuthFailure
-from ..catalog import CompiledTool, get_catalog
+from ..auth import AuthFailure, get_auth_backend
+from ..catalog import Catalog, CompiledTool, get_catalog
 from ..conf import mcp_settings
 from ..models import ApprovalState
 from ..protocol import errors as e
@@ -77,6 +77,7 @@ class ToolCall:
         self.name = req.params.get("name")
         self.given_arguments = req.params.get("arguments")
         self.tool: CompiledTool | None = None
+        self.catalog: Catalog | None = None
         self.arguments: dict[str, Any] = {}
         self.as_task = False
         self.ttl: int | None = None
@@ -147,7 +148,7 @@ class ToolCall:
     # ------------------------------------------------------------------ the steps, in order
 
     def find_tool(self) -> CompiledTool:
-        catalog = get_catalog()
+        catalog = self.catalog = get_catalog()
         self.ex.principal = catalog.entitled(self.ex.principal)  # handlers and tasks get the expanded scopes
         tool = find_tool(self.name, self.ex.principal, catalog)
         if not tool.model_visible and not self.ex.apps_declared():
@@ -276,6 +277,20 @@ class ToolCall:
     def invoke(self, tool: CompiledTool, asker: Asker | None) -> dict[str, Any] | None:
         """Run the handler through the runner; None means it was cancelled."""
         ex = self.ex
+        if discovery.is_builtin(tool):  # search_tools, describe_tools: answered with the caller's grant
+            assert self.catalog is not None
+            found = discovery.answer(
+                tool,
+                self.arguments,
+                catalog=self.catalog,
+                principal=ex.principal,
+                visible=get_auth_backend().can_see,
+                rev=self.rev,
+                tasks_enabled=tasks_enabled(),
+                apps=ex.apps_declared(),
+            )
+            return shape_result(runner.check_outcome(tool, found), self.rev)
+
         progress_token = _progress_token(self.params)
 
         def progress(value: float, total: float | None, message: str | None) -> None:

@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import discovery
 from ..auth import get_auth_backend
 from ..auth.base import AllowAnyBackend
 from ..catalog import Catalog, get_catalog, user_permissions
@@ -247,3 +248,36 @@ def audience(tool: Tool, *, scope_groups: bool = True, groups: bool = True, user
                 )
         rows.append((name, holders, direct))
     return Audience(scopes, rows, isinstance(get_auth_backend(), AllowAnyBackend))
+
+
+@dataclass(slots=True)
+class DiscoveryPreview:
+    """What progressive discovery gives a grant: whether it is on, its entry set, a sample search."""
+
+    mode: str  # the mode configured for the grant's client: off, on or auto
+    active: bool  # whether tools/list gives this grant the entry set
+    usable: int  # the tools it may use (what the mode off lists, for a model)
+    entry: list[str]  # the tools marked always listed that it may use
+    query: str = ""
+    found: list[dict[str, Any]] = field(default_factory=list)
+    more: bool = False
+
+
+def discovery_preview(grant: Grant, query: str = "", limit: int = 10) -> DiscoveryPreview:
+    """The grant's entry set, and what ``search_tools`` answers it for ``query`` (empty: no search)."""
+    catalog = get_catalog()
+    principal = catalog.entitled(grant.principal)
+    visible = get_auth_backend().can_see
+    usable = sum(1 for tool in catalog.tools if discovery.usable(tool, principal, visible))
+    preview = DiscoveryPreview(
+        mode=discovery.mode_of(principal),
+        active=discovery.active(catalog, principal, visible),
+        usable=usable,
+        entry=[tool.name for tool in discovery.entry_set(catalog, principal, visible)],
+        query=query[:200],
+    )
+    if preview.query.strip():
+        found = discovery.search(catalog, principal, visible, preview.query, limit, exclude=discovery.NAMES)
+        preview.found = [discovery.hit(tool) for tool in found.tools]
+        preview.more = found.more
+    return preview

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from .. import discovery
 from ..auth import get_auth_backend
 from ..catalog import Catalog, CompiledTool, get_catalog
 from ..conf import mcp_settings
@@ -46,9 +47,10 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
         return orjson.dumps(result)
 
     catalog = get_catalog()
+    principal = catalog.entitled(ex.principal)
     body = catalog.page(
         rev,
-        catalog.entitled(ex.principal),
+        principal,
         backend.can_see,
         after,
         mcp_settings.PAGE_SIZE,
@@ -57,6 +59,8 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
         max_bytes=mcp_settings.MAX_RESPONSE_BYTES,
         # Asked only when some tool has a view: otherwise the pages are the same for every client.
         apps=catalog.has_ui and ex.apps_declared(),
+        # Progressive discovery: the entry set and the discovery tools (None: the whole view).
+        subset=discovery.entry(catalog, principal, backend.can_see),
     )
     return encode_raw_result(req.id, body)
 
@@ -65,6 +69,9 @@ def find_tool(name: Any, principal: Principal, catalog: Catalog) -> CompiledTool
     if not isinstance(name, str):
         raise e.invalid_params("tools/call needs params.name (a string)")
     backend = get_auth_backend()
+    tool = discovery.builtin(name, catalog, principal, backend.can_see)  # None unless discovery is on
+    if tool is not None:
+        return tool
     tool = catalog.get(name)
     if tool is not None and not tool.permitted(principal):
         tool = None  # a Django permission the user lacks: no scope would help

@@ -6,7 +6,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from mcp_tools.models import EDITABLE_FIELDS, UI_FIELDS, CatalogVersion, Scope, Tool, ToolRevision, revision
+from mcp_tools.models import (
+    DISCOVERY_FIELDS,
+    EDITABLE_FIELDS,
+    UI_FIELDS,
+    CatalogVersion,
+    Scope,
+    Tool,
+    ToolRevision,
+    revision,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -132,6 +141,7 @@ def test_the_migration_gives_each_existing_tool_a_baseline_revision() -> None:
     )
     tool = Tool.objects.get()
     current = Tool.snapshots([tool.pk], "default")[tool.pk][2]
-    # Columns added after 0009 (0011: approval, 0015: UI) are not in its baseline; a restore keeps them.
+    # Columns added after 0009 (0011: approval, 0015: UI, 0018: the views' tools, 0020:
+    # discovery) are not in its baseline; a restore keeps them.
     assert baseline.data == {name: value for name, value in current.items() if name in baseline.data}
-    assert set(current) - set(baseline.data) == {"requires_approval", "approval_timeout", *UI_FIELDS}
+    assert set(current) - set(baseline.data) == {"requires_approval", "approval_timeout", *UI_FIELDS, *DISCOVERY_FIELDS}

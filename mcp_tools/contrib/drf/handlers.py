@@ -413,6 +413,24 @@ def _toolset_for(operation: str, config: Any) -> ModelToolset:
     return toolset
 
 
+# Words people use for each operation, beside the model's names (progressive discovery searches
+# them with the tool's own text).
+OPERATION_TERMS: dict[str, tuple[str, ...]] = {
+    "list": ("list", "find", "search", "browse", "show", "filter"),
+    "get": ("get", "fetch", "show", "read", "details", "look up"),
+    "create": ("create", "add", "new", "make", "register"),
+    "update": ("update", "change", "edit", "modify", "set"),
+    "delete": ("delete", "remove", "destroy", "erase"),
+    "aggregate": ("aggregate", "count", "how many", "total", "sum", "average", "statistics", "group"),
+}
+
+
+def model_terms(toolset: ModelToolset) -> tuple[str, ...]:
+    """The model's names as people say them: verbose names, the model name and its app."""
+    opts = toolset.opts
+    return (str(opts.verbose_name), str(opts.verbose_name_plural), opts.model_name, opts.app_label)
+
+
 def _make(operation: str) -> ToolKind:
     def handle(ctx: ToolContext) -> Any:
         return run(operation, ctx)
@@ -428,6 +446,9 @@ def _make(operation: str) -> ToolKind:
         toolset = _toolset_for(operation, config)
         return compiled_for(toolset.key, toolset.revision or None).output_exact
 
+    def terms(config: Any) -> tuple[str, ...]:
+        return (*model_terms(_toolset_for(operation, config)), *OPERATION_TERMS[operation])
+
     handle.__name__ = handle.__qualname__ = f"drf_{operation}"
     return ToolKind(
         key=kind_key(operation),
@@ -438,6 +459,7 @@ def _make(operation: str) -> ToolKind:
         schemas=derive,
         permissions=permissions,
         trusted_output=trusted,
+        terms=terms,
     )
 
 
@@ -559,6 +581,10 @@ def _make_action_kind() -> ToolKind:
     def trusted(config: Any) -> bool:
         return _compiled_action(config).output_exact
 
+    def terms(config: Any) -> tuple[str, ...]:
+        compiled = _compiled_action(config)
+        return (*model_terms(compiled.toolset), "action", str(compiled.actions[config["action"]].description))
+
     return ToolKind(
         key=ACTION_KIND,
         func=run_action,
@@ -568,6 +594,7 @@ def _make_action_kind() -> ToolKind:
         schemas=derive,
         permissions=permissions,
         trusted_output=trusted,
+        terms=terms,
     )
 
 

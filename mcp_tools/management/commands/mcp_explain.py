@@ -21,10 +21,13 @@ class Command(BaseCommand):
         who.add_argument("--scopes", help="space-separated scopes the grant holds (default: all the user could get)")
         who.add_argument("--token", help="a bearer token, authenticated as the endpoint would")
         parser.add_argument("--tool", action="append", dest="tools", help="only this tool (may repeat)")
+        parser.add_argument(
+            "--search", metavar="WORDS", help="also: progressive discovery's entry set, and what search_tools finds"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         from ...auth import AuthFailure
-        from ...services.explain import describe, explain, grant_for, grant_from_request
+        from ...services.explain import describe, discovery_preview, explain, grant_for, grant_from_request
 
         if options["token"]:
             request = RequestFactory().post("/mcp", HTTP_AUTHORIZATION=f"Bearer {options['token']}")
@@ -60,3 +63,13 @@ class Command(BaseCommand):
                 self.stdout.write(f"{'':{width}}    - {reason}")
             for note in verdict.notes:
                 self.stdout.write(f"{'':{width}}    (note: {note})")
+        if options["search"] is not None:
+            preview = discovery_preview(grant, options["search"])
+            state = "on" if preview.active else "off"
+            self.stdout.write(f"Discovery: mode {preview.mode}, {state} for this grant ({preview.usable} usable tools)")
+            self.stdout.write(f"Entry set: {', '.join(preview.entry) or '(none)'}")
+            self.stdout.write(f"search_tools {preview.query!r}:")
+            for found in preview.found:
+                self.stdout.write(f"  {found['name']}  ({found['arguments']})")
+            if not preview.found:
+                self.stdout.write("  (no tool matched)")
