@@ -24,7 +24,7 @@ from ..auth import open_door
 from ..editing.history import compare, current_state, restore
 from ..editing.preview import preview, ui_document
 from ..editing.transfer import MAX_FILE_BYTES, ImportRejected, dumps, export_tools, import_tools, loads
-from ..models import EDITABLE_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision
+from ..models import EDITABLE_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision, set_fields
 from ..protocol import apps as apps_wire
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
@@ -328,6 +328,9 @@ class ToolAdmin(RevisionsByUser):
         self._require(self.has_view_permission(request))
         tool = Tool.objects.filter(pk=tool_pk).first()
         rows = list(ToolRevision.objects.filter(tool_pk=tool_pk).select_related("user"))
+        for row in rows:
+            if row.action == RevisionAction.CREATED:
+                row.changed = set_fields(row.data)  # what was set, also for rows stored listing every field
         if tool is None and not rows:
             raise Http404("No such tool and no history of one")
         can_restore = self.has_change_permission(request, tool) if tool else self.has_add_permission(request)

@@ -3,7 +3,7 @@
 from .approvals import ApprovalState, McpApproval
 from .audit import AuditEvent, AuditOutcome
 from .handles import McpHandle, McpPendingInput, McpRedemption
-from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision
+from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision, set_fields
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
 from .tasks import McpTask, TaskStatus, new_task_id
 from .tools import (
@@ -63,4 +63,5 @@ __all__ = [
     "new_task_id",
     "record_changes",
     "revision",
+    "set_fields",
 ]
