@@ -23,6 +23,7 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from ..auth import open_door
 from ..editing.history import compare, current_state, restore
 from ..editing.preview import preview, ui_document
+from ..editing.problems import describe, problems
 from ..editing.transfer import MAX_FILE_BYTES, ImportRejected, dumps, export_tools, import_tools, loads
 from ..models import EDITABLE_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision, set_fields
 from ..protocol import apps as apps_wire
@@ -114,6 +115,13 @@ class ToolAdmin(RevisionsByUser):
         # The form adds the generated fields itself; the model form is built from the model's.
         kwargs["fields"] = EDITABLE_FIELDS
         return super().get_form(request, obj, change, **kwargs)
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        # What `manage.py check --database default` says of the tool rows (a forgotten
+        # mcp_sync_toolsets, tools nobody can see), on the page a newcomer opens.
+        found = problems(CatalogVersion.current())
+        context = {**(extra_context or {}), "mcp_problems": [describe(message) for message in found]}
+        return super().changelist_view(request, context)
 
     @admin.display(description="handler", ordering="handler_key")
     def handler(self, obj: Tool) -> str:

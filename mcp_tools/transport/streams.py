@@ -41,14 +41,19 @@ def serve_listen(message: Request, ex: Exchange) -> Reply:
             return _too_many_streams()
         listener = Listener(principal, *services.tools_fingerprint(principal))
 
+    # Nothing to deliver under WSGI (no list_changed there): the acknowledgement of nothing and
+    # the graceful end at once, rather than a stream of keep-alives holding a worker.
+    idle = listener is None and not ex.asgi
+
     async def stream() -> AsyncGenerator[bytes, None]:
         counted = telemetry.stream_opened("listen")
         try:
             if listener is not None:
                 get_hub().register(listener)
             yield sse.event(ack)
-            async for event in _notifications(listener, changed):
-                yield event
+            if not idle:
+                async for event in _notifications(listener, changed):
+                    yield event
             yield sse.event(final)  # server-initiated end: the graceful listen result
         finally:
             telemetry.stream_closed("listen", counted)
@@ -134,6 +139,12 @@ async def serve_get(request: HttpRequest) -> Reply:
             session = legacy_session(headers, principal)
         except McpError as exc:
             return error_reply(exc)
+        if not asgi:
+            # H-11: "or else return HTTP 405 Method Not Allowed". Under WSGI no notification
+            # reaches a GET stream (tools.listChanged is false), and an open one holds a worker
+            # (gunicorn's sync worker: the only one) until SSE_MAX_SECONDS: clients (the official
+            # SDKs open one after initialize) hung. Authenticated first: a bad token is still 401.
+            return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
         if not services.list_changed_supported(asgi):
             return session, None, ""
         if not acquire_stream_slot(principal):

@@ -428,6 +428,13 @@ def _make(operation: str) -> ToolKind:
         toolset = _toolset_for(operation, config)
         return compiled_for(toolset.key, toolset.revision or None).output_exact
 
+    def unavailable(config: Any) -> str:
+        try:
+            _toolset_for(operation, config)
+        except ValueError as exc:
+            return str(exc)
+        return ""
+
     handle.__name__ = handle.__qualname__ = f"drf_{operation}"
     return ToolKind(
         key=kind_key(operation),
@@ -438,6 +445,7 @@ def _make(operation: str) -> ToolKind:
         schemas=derive,
         permissions=permissions,
         trusted_output=trusted,
+        unavailable=unavailable,
     )
 
 
@@ -559,6 +567,13 @@ def _make_action_kind() -> ToolKind:
     def trusted(config: Any) -> bool:
         return _compiled_action(config).output_exact
 
+    def unavailable(config: Any) -> str:
+        try:
+            _compiled_action(config)
+        except ValueError as exc:
+            return str(exc)
+        return ""
+
     return ToolKind(
         key=ACTION_KIND,
         func=run_action,
@@ -568,6 +583,7 @@ def _make_action_kind() -> ToolKind:
         schemas=derive,
         permissions=permissions,
         trusted_output=trusted,
+        unavailable=unavailable,
     )
 
 
