@@ -128,3 +128,28 @@ async def test_the_python_sdk_lists_and_calls_on_gunicorns_default_worker(gunico
     assert slow.content[0].text == "Completed 3 progress steps."  # type: ignore[union-attr]
     assert len(progress) == 3
     assert modern.content[0].text == "modern"  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------- tasks and the Python SDK
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_what_the_python_sdk_can_do_with_task_tools_is_what_the_docs_say(tmp_path: Path, mode: str) -> None:
+    """docs/howto/celery-tasks.md, "Which clients can make task-augmented calls": the SDK (2.3)
+    calls an `optional` tool inline, and cannot call a `required` one (it cannot ask for a task),
+    whose refusal says why. No worker runs: nothing here is a task."""
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    with run_server(tmp_path) as server:
+        async with Client(server.url, mode=mode) as client:
+            inline = await client.call_tool("build_report", {"steps": 1})
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("export_archive", {"steps": 1})
+    assert not inline.is_error
+    assert "1" in inline.content[0].text  # type: ignore[union-attr]
+    if mode == "legacy":
+        assert refused.value.error.code == -32601
+        assert refused.value.error.message == "Tool 'export_archive' must be called as a task (params.task)"
+    else:
+        assert refused.value.error.code == -32021
