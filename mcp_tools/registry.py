@@ -236,8 +236,9 @@ def watch_for_handler_modules(sender: Any, **kwargs: Any) -> None:
     module = mcp_settings.HANDLER_MODULE
     for config in apps.get_app_configs():
         folder = Path(config.path)
-        if not folder.is_dir() or _has_handlers(folder, module):
-            continue
+        installed = any(part in ("site-packages", "dist-packages") for part in folder.parts)
+        if installed or not folder.is_dir() or _has_handlers(folder, module):
+            continue  # an installed package does not gain a module while the site runs
         _waiting.add(folder)
         sender.watch_dir(folder.parent, folder.name)  # the folder itself: its mtime (stat reloader)
         sender.watch_dir(folder, f"{module}.py")  # the new file (watchman)

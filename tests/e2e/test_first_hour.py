@@ -4,17 +4,20 @@
   -32603 "Server returned an error response" for the 403 step-up).
 - gunicorn as the deploy how-to shows it (its default: one synchronous worker) serves the SDK's
   session (its GET stream held the only worker: every later request timed out).
+- What the SDK can do with tools that run as tasks is what the tasks how-to says.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,26 +35,44 @@ from tests.servers import (
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_the_python_sdk_says_which_scope_a_call_lacks(tmp_path: Path, mode: str) -> None:
-    """A-5: 403 insufficient_scope with the challenge, and a JSON-RPC error the SDK surfaces."""
+@pytest.fixture(scope="module")
+def oauth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The demo under uvicorn with OAuth on; its superuser ``admin`` mints the tokens."""
+    port = free_port()
+    env = {"MCP_AUTH": "oauth", "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp"}
+    with run_server(tmp_path_factory.mktemp("first-hour"), extra_env=env, port=port) as server:
+        server.manage("demo_superuser")
+        yield server
+
+
+def _token(server: LiveServer, scopes: str) -> str:
+    return server.manage("mcp_token", "--user", "admin", "--scopes", scopes).split()[-1]
+
+
+@contextlib.asynccontextmanager
+async def _client(server: LiveServer, token: str, mode: str) -> AsyncIterator[Any]:
+    """The official SDK's high-level client, with a bearer token, legacy or 2026-07-28."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+        Client(streamable_http_client(server.url, http_client=http), mode=mode) as client,
+    ):
+        yield client
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_python_sdk_says_which_scope_a_call_lacks(oauth_server: LiveServer, mode: str) -> None:
+    """A-5: 403 insufficient_scope with the challenge, and a JSON-RPC error the SDK surfaces."""
     from mcp.shared.exceptions import MCPError
 
-    port = free_port()
-    resource = f"http://127.0.0.1:{port}/mcp"
-    with run_server(tmp_path, extra_env={"MCP_AUTH": "oauth", "MCP_RESOURCE_URL": resource}, port=port) as server:
-        server.manage("demo_superuser")
-        token = server.manage("mcp_token", "--user", "admin", "--scopes", "notes:read").split()[-1]
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
-            transport = streamable_http_client(server.url, http_client=http)
-            async with Client(transport, mode=mode) as client:
-                echo = await client.call_tool("echo", {"text": "allowed"})
-                assert echo.content[0].text == "allowed"  # type: ignore[union-attr]
-                with pytest.raises(MCPError) as refused:
-                    await client.call_tool("build_report", {"steps": 1})
+    async with _client(oauth_server, _token(oauth_server, "notes:read"), mode) as client:
+        echo = await client.call_tool("echo", {"text": "allowed"})
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("build_report", {"steps": 1})
+    assert echo.content[0].text == "allowed"
     error = refused.value.error
     assert error.code == -32600, error
     assert "requires the scope notes:write; this token lacks notes:write" in error.message
@@ -134,20 +155,20 @@ async def test_the_python_sdk_lists_and_calls_on_gunicorns_default_worker(gunico
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_what_the_python_sdk_can_do_with_task_tools_is_what_the_docs_say(tmp_path: Path, mode: str) -> None:
+async def test_what_the_python_sdk_can_do_with_task_tools_is_what_the_docs_say(
+    oauth_server: LiveServer, mode: str
+) -> None:
     """docs/howto/celery-tasks.md, "Which clients can make task-augmented calls": the SDK (2.3)
     calls an `optional` tool inline, and cannot call a `required` one (it cannot ask for a task),
     whose refusal says why. No worker runs: nothing here is a task."""
-    from mcp import Client
     from mcp.shared.exceptions import MCPError
 
-    with run_server(tmp_path) as server:
-        async with Client(server.url, mode=mode) as client:
-            inline = await client.call_tool("build_report", {"steps": 1})
-            with pytest.raises(MCPError) as refused:
-                await client.call_tool("export_archive", {"steps": 1})
+    async with _client(oauth_server, _token(oauth_server, "all"), mode) as client:
+        inline = await client.call_tool("build_report", {"steps": 1})
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("export_archive", {"steps": 1})
     assert not inline.is_error
-    assert "1" in inline.content[0].text  # type: ignore[union-attr]
+    assert "1" in inline.content[0].text
     if mode == "legacy":
         assert refused.value.error.code == -32601
         assert refused.value.error.message == "Tool 'export_archive' must be called as a task (params.task)"
