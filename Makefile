@@ -123,12 +123,18 @@ scale-test: install  ## several hosts as network namespaces (root, iproute2); RE
 clean:  ## remove the venv, var/ and the caches
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache tests/e2e/js/node_modules
 
-.PHONY: docs dist
+.PHONY: docs docs-reference dist
 # The documentation site (Sphinx, Furo, MyST) into var/docs/html; warnings are errors, and -n
-# reports every reference that does not resolve.
-docs: install
+# reports every reference that does not resolve. Read the Docs builds the same (.readthedocs.yaml).
+docs: install  ## the documentation site into var/docs/html (warnings are errors)
 	$(VENV)/bin/sphinx-build -W --keep-going -n -q -b html docs var/docs/html
 	@echo "docs: var/docs/html/index.html"
+
+# The parts of the docs generated from the code and the tutorial's files (the settings, commands
+# and checks tables, the tutorial's code), written into the Markdown pages so they read where
+# they land; `make docs` and tests/unit/test_docs_current.py fail while they are out of date.
+docs-reference: install  ## write the generated parts of the docs again (docs/_ext/mcp_reference.py)
+	$(PY) docs/_ext/mcp_reference.py
 
 # The sdist and the wheel into dist/, checked by twine (metadata, README rendering).
 dist: install

@@ -62,6 +62,10 @@ class CompiledTool:
     sensitive_arguments: frozenset[str] = frozenset()
     required_permissions: frozenset[str] = frozenset()
     output_trusted: bool = False  # its kind vouches for its structuredContent (ToolKind.trusted_output)
+    # Why this process cannot run it ("" when it can): its tool kind, or what the kind needs (a
+    # model toolset), is not loaded here. Such a tool is listed to no one; a call of it answers
+    # "not available right now" and the log says why.
+    unavailable: str = ""
     requires_approval: bool = False
     approval_timeout: int | None = None  # seconds; None: the site's APPROVAL_TIMEOUT
     # MCP Apps: the view's template (text or a path in the site's templates) and its _meta.ui.
@@ -287,7 +291,8 @@ class Catalog:
                     (
                         i
                         for i, tool in enumerate(self.tools)
-                        if tool.permitted(principal)
+                        if not tool.unavailable
+                        and tool.permitted(principal)
                         and visible(tool, principal)
                         and (apps or tool.model_visible)
                         and (subset is None or subset.keep(tool))
@@ -433,6 +438,7 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         headers = extract_param_headers(row["input_schema"])
     except SchemaHeaderError:
         headers = ()
+    unavailable = _unavailable(row)  # then its kind's other hooks would fail too: not asked
     return CompiledTool(
         pk=row["pk"],
         version=row["version"],
@@ -443,8 +449,9 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         param_headers=headers,
         rate_limit=row.get("rate_limit") or "",
         sensitive_arguments=_sensitive(row),
-        required_permissions=_permissions(row),
-        output_trusted=_output_trusted(row),
+        required_permissions=frozenset() if unavailable else _permissions(row),
+        output_trusted=not unavailable and _output_trusted(row),
+        unavailable=unavailable,
         requires_approval=bool(row.get("requires_approval")),
         approval_timeout=row.get("approval_timeout") or None,
         ui_template=row.get("ui_template") or "",
@@ -473,6 +480,25 @@ def _ui_meta(row: dict[str, Any]) -> UiResourceMeta | None:
         row.get("ui_domain") or "",
         row.get("ui_prefers_border"),
     )
+
+
+def _unavailable(row: dict[str, Any]) -> str:
+    """Why this process cannot run the row's tool ("" when it can), logged once per tool version."""
+    kind = registry.get(row["handler_key"])
+    if kind is None:
+        why = (
+            f"its tool kind {row['handler_key']!r} is not registered in this process (is the app that "
+            "provides it in INSTALLED_APPS, and its handlers module imported?)"
+        )
+    else:
+        why = kind.why_unavailable(row["handler_config"] or {}).rstrip(".")
+    if why:
+        logger.warning(
+            "Tool %r is not served by this process, so it is not listed: %s. A handlers module added "
+            "after the server started is loaded when it restarts (runserver restarts by itself).",
+            row["name"], why,
+        )  # fmt: skip
+    return why
 
 
 def _output_trusted(row: dict[str, Any]) -> bool:
@@ -561,7 +587,25 @@ def get_catalog() -> Catalog:
                 tools.append(compile_tool(row))
         catalog = Catalog(version, tools, scopes)
         _current = catalog
-        return catalog
+    _announce_first(version)
+    return catalog
+
+
+_announced = False
+
+
+def _announce_first(version: int) -> None:
+    """``signals.first_catalog``, once per process (outside the build lock); a receiver's
+    failure is logged, never the request's."""
+    global _announced
+    if _announced:
+        return
+    _announced = True
+    from .signals import first_catalog
+
+    for _receiver, outcome in first_catalog.send_robust(sender=Catalog, version=version):
+        if isinstance(outcome, Exception):
+            logger.error("A receiver of first_catalog failed: %r", outcome, exc_info=outcome)
 
 
 def reset() -> None:

@@ -25,6 +25,11 @@
   client-credentials application is entitled to, so none gets a token.
 - mcp_tools.W012: progressive discovery is on and an enabled tool is named like one of the
   discovery tools (search_tools, describe_tools): grants in discovery mode cannot reach it.
+- mcp_tools.W026: enabled tools can run as tasks, and this process has no Celery app of the site
+  (Celery's fallback app) or no broker (``CELERY_BROKER_URL``): their tasks would be queued where
+  no worker of the site looks.
+- mcp_tools.W027: tasks have waited longer than ``TASK_LOST_AFTER_SECONDS`` and no worker has
+  started them: no Celery worker runs, or none consumes their queue (``TASK_QUEUE``).
 """
 
 from __future__ import annotations
@@ -362,6 +367,68 @@ def check_views(app_configs: Any = None, databases: Any = None, **kwargs: Any) -
     return messages
 
 
+def check_task_workers(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W026/W027: tasks nobody will run (issue 34: a task stayed working forever, no word said)."""
+    if not databases:
+        return []
+    from .conf import mcp_settings
+    from .models import Tool
+    from .tasking import tasks_enabled
+
+    if not tasks_enabled():
+        return []
+    try:
+        tools = sorted(Tool.objects.enabled().exclude(task_support="forbidden").values_list("name", flat=True))
+    except DatabaseError:
+        return []  # not migrated yet
+    messages: list[CheckMessage] = []
+    problem = _celery_problem() if tools else ""
+    if problem:
+        messages.append(
+            Warning(
+                f"{len(tools)} enabled tool(s) can run as tasks ({_some(tools)}), but {problem}.",
+                hint="Add the Celery app of the docs' tasks how-to (mysite/celery.py, imported by mysite/__init__.py) "
+                "and set CELERY_BROKER_URL; run a worker: celery -A mysite worker.",
+                id="mcp_tools.W026",
+            )
+        )
+    from .tasking.recovery import queue_name, unclaimed
+
+    waiting = unclaimed()
+    try:
+        count = waiting.count()
+        oldest = waiting.order_by("updated_at").values_list("updated_at", "tool_name").first()
+    except DatabaseError:
+        return messages
+    if count and oldest is not None:
+        queue = mcp_settings.TASK_QUEUE
+        command = "celery -A <your project> worker" + (f" -Q {queue}" if queue else "")
+        messages.append(
+            Warning(
+                f"{count} task(s) wait for a worker: none has started them (the oldest, of tool {oldest[1]!r}, "
+                f"queued at {oldest[0]:%Y-%m-%d %H:%M:%S %Z}).",
+                hint=f"Start a Celery worker consuming {queue_name()} ({command}); their clients see "
+                "'Waiting for a worker' in tasks/get.",
+                id="mcp_tools.W027",
+            )
+        )
+    return messages
+
+
+def _celery_problem() -> str:
+    """What keeps tasks of this process from reaching a worker of the site ("" when nothing)."""
+    from celery import current_app
+
+    app = current_app._get_current_object()
+    if app.conf.task_always_eager:
+        return ""  # run in the calling process (tests, some development setups)
+    if app.main == "default":
+        return "this process has no Celery app of the site (Celery's fallback app, which no worker of the site reads)"
+    if not app.conf.broker_url:
+        return f"the Celery app {app.main!r} has no broker (CELERY_BROKER_URL unset: Celery would use amqp://localhost)"
+    return ""
+
+
 def _some(names: list[str], most: int = 5) -> str:
     return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
@@ -416,3 +483,4 @@ def register() -> None:
     register_check(check_permissions, Tags.database)
     register_check(check_views, Tags.database)
     register_check(check_discovery, Tags.database)
+    register_check(check_task_workers, Tags.database)

@@ -18,9 +18,11 @@ __all__ = [
     "TermsHook",
     "ToolKind",
     "TrustHook",
+    "UnavailableHook",
     "autodiscover",
     "handler",
     "registry",
+    "watch_for_handler_modules",
 ]
 
 HandlerFunc = Callable[[ToolContext], Any]
@@ -34,6 +36,8 @@ TermsHook = Callable[[Any], Iterable[str]]
 """A kind's config -> words people use for what its tools reach (progressive discovery searches them)."""
 TrustHook = Callable[[Any], bool]
 """A kind's config -> whether its handler's structuredContent matches the derived output schema by construction."""
+UnavailableHook = Callable[[Any], str]
+"""A kind's config -> why a tool with it cannot run in this process ("" when it can)."""
 F = TypeVar("F", bound=HandlerFunc)
 
 _KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
@@ -70,6 +74,19 @@ class ToolKind:
     # Optional: words that describe what a tool of this kind reaches, beyond its row's text (a
     # model's names, the verbs of its operation): progressive discovery searches them.
     terms: TermsHook | None = None
+    # Optional: why a tool with a config cannot run in this process though its row is valid (a
+    # model toolset that is not registered here: a handlers module added after the process
+    # started). The catalog lists no such tool and mcp_explain says why.
+    unavailable: UnavailableHook | None = None
+
+    def why_unavailable(self, config: Any) -> str:
+        """ "" when a tool with ``config`` can run in this process, else why not (hooks' errors included)."""
+        if self.unavailable is None:
+            return ""
+        try:
+            return self.unavailable(config)
+        except Exception as exc:  # a hook that cannot say: the tool is not served
+            return f"its tool kind {self.key!r} could not check its config ({type(exc).__name__})"
 
     def derived_schemas(self, config: Any) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
         """(input, output) schemas for a row with ``config``, or None when the row states its own.
@@ -206,3 +223,55 @@ def autodiscover() -> None:
     from .conf import mcp_settings
 
     autodiscover_modules(mcp_settings.HANDLER_MODULE)
+
+
+# --------------------------------------------------------------------------- runserver
+
+
+_waiting: set[Any] = set()  # the folders of apps without a handlers module (Paths), as runserver started
+
+
+def watch_for_handler_modules(sender: Any, **kwargs: Any) -> None:
+    """``autoreload_started``: runserver also restarts when an app gains its handlers module.
+
+    Django's reloader watches the files of imported modules, and a module that did not exist at
+    start was never imported. So the folder of each app that has none is watched too: Django's
+    stat reloader sees its modification time move when a file is added in it (it ignores a file
+    it sees for the first time), and watchman reports the new file itself. ``_appeared`` lets a
+    change of the folder restart the server only when the handlers module is there.
+    """
+    from pathlib import Path
+
+    from django.apps import apps
+    from django.utils.autoreload import file_changed
+
+    from .conf import mcp_settings
+
+    module = mcp_settings.HANDLER_MODULE
+    for config in apps.get_app_configs():
+        folder = Path(config.path)
+        installed = any(part in ("site-packages", "dist-packages") for part in folder.parts)
+        if installed or not folder.is_dir() or _has_handlers(folder, module):
+            continue  # an installed package does not gain a module while the site runs
+        _waiting.add(folder)
+        sender.watch_dir(folder.parent, folder.name)  # the folder itself: its mtime (stat reloader)
+        sender.watch_dir(folder, f"{module}.py")  # the new file (watchman)
+    file_changed.connect(_appeared, dispatch_uid="mcp_tools.handler_modules")
+
+
+def _has_handlers(folder: Any, module: str) -> bool:
+    return bool((folder / f"{module}.py").is_file() or (folder / module / "__init__.py").is_file())
+
+
+def _appeared(sender: Any, file_path: Any, **kwargs: Any) -> bool | None:
+    """``file_changed``: True (no restart) for a watched app folder that still has no handlers
+    module (another file came or went: an editor's swap file); None, a restart, otherwise."""
+    from pathlib import Path
+
+    from .conf import mcp_settings
+
+    module = mcp_settings.HANDLER_MODULE
+    path = Path(file_path)
+    if path in _waiting:  # the folder: some file in it came or went
+        return None if _has_handlers(path, module) else True
+    return None  # any other file, the handlers module among them: Django restarts

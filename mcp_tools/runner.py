@@ -87,8 +87,9 @@ def invoke(
     handler's questions end the call with an ``isError`` result.
     """
     kind = registry.get(tool.handler_key)
-    if kind is None:
-        logger.error("Tool %r names handler %r, which is not registered", tool.name, tool.handler_key)
+    if kind is None or tool.unavailable:
+        why = tool.unavailable or f"its tool kind {tool.handler_key!r} is not registered"
+        logger.error("Tool %r is not available in this process: %s", tool.name, why)
         return Complete(error(f"Tool {tool.name!r} is not available right now."))
     context = ToolContext(
         arguments=arguments,

@@ -44,10 +44,15 @@ def anyio_backend() -> str:
 @pytest.fixture(autouse=True)
 def _fresh_catalog() -> Iterator[None]:
     from mcp_tools import catalog
+    from mcp_tools.editing import problems
     from mcp_tools.ui import render
 
     catalog.reset()
     render.reset()  # rendered views are keyed by (pk, version): test databases reuse both
+    problems.reset()  # so are the system checks' findings
+    # A process runs the database checks once, after its first catalog (editing.problems): not
+    # inside whichever test happens to come first (its queries counted); tests of it unset this.
+    catalog._announced = True
     yield
     catalog.reset()
     render.reset()

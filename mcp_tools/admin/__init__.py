@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
-from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, Tool
+from ..models import AuditEvent, McpSession, McpTask, Scope, StreamStats, TaskStatus, Tool
 from . import approvals, handles  # noqa: F401  (register McpApprovalAdmin, McpHandleAdmin)
 from .lookups import AllowedLookups
 from .tools import RevisionsByUser, ToolAdmin
@@ -131,7 +131,7 @@ class AuditEventAdmin(AllowedLookups):
 class McpTaskAdmin(AllowedLookups):
     """Tasks are read-only here; staff who may change tasks can cancel unfinished ones."""
 
-    list_display = ("short_id", "tool_name", "status", "status_message", "principal_key", "created_at", "updated_at")
+    list_display = ("short_id", "tool_name", "status", "status_note", "principal_key", "created_at", "updated_at")
     list_filter = ("status", "tool_name", "protocol_version")
     search_fields = ("id", "tool_name", "principal_key")
     date_hierarchy = "created_at"
@@ -141,6 +141,29 @@ class McpTaskAdmin(AllowedLookups):
     @admin.display(description="task id")
     def short_id(self, obj: McpTask) -> str:
         return f"{obj.pk[:10]}…"
+
+    @admin.display(description="status message")
+    def status_note(self, obj: McpTask) -> str:
+        """The task's status message; for a task no worker has started in TASK_LOST_AFTER_SECONDS,
+        what to look at (a client is told less: ``recovery.note_unclaimed``)."""
+        from django.utils import timezone
+
+        from ..conf import mcp_settings
+        from ..tasking import AWAITING_APPROVAL
+        from ..tasking.recovery import queue_name
+
+        waited = (timezone.now() - obj.updated_at).total_seconds()
+        if (
+            obj.status == TaskStatus.WORKING
+            and not obj.attempts
+            and not obj.status_message.startswith(AWAITING_APPROVAL)
+            and waited >= mcp_settings.TASK_LOST_AFTER_SECONDS
+        ):
+            return (
+                f"No worker has started it in {waited:.0f} s: is a Celery worker running, consuming "
+                f"{queue_name()}? (celery -A <your project> worker)"
+            )
+        return obj.status_message
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -257,6 +257,13 @@ class ToolForm(HandlerConfigFieldsMixin, forms.ModelForm):  # type: ignore[type-
     class Meta:
         model = Tool
         fields = EDITABLE_FIELDS
+        help_texts = {
+            "task_support": (
+                "Forbidden (the default): every client calls it inline. Optional: clients that make tasks get "
+                "one, the others (the official Python SDK among them) still call it inline; the safe choice for "
+                "a long tool. Required: only clients that make tasks can call it. Tasks need a Celery worker."
+            ),
+        }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -24,8 +24,18 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from ..auth import open_door
 from ..editing.history import compare, current_state, restore
 from ..editing.preview import preview, ui_document, view_call_refusal
+from ..editing.problems import describe, problems
 from ..editing.transfer import MAX_FILE_BYTES, ImportRejected, dumps, export_tools, import_tools, loads
-from ..models import EDITABLE_FIELDS, UI_CSP_FIELDS, CatalogVersion, RevisionAction, Tool, ToolRevision, revision
+from ..models import (
+    EDITABLE_FIELDS,
+    UI_CSP_FIELDS,
+    CatalogVersion,
+    RevisionAction,
+    Tool,
+    ToolRevision,
+    revision,
+    set_fields,
+)
 from ..protocol import apps as apps_wire
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..registry import registry
@@ -123,6 +133,13 @@ class ToolAdmin(RevisionsByUser):
         # The form adds the generated fields itself; the model form is built from the model's.
         kwargs["fields"] = EDITABLE_FIELDS
         return super().get_form(request, obj, change, **kwargs)
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        # What `manage.py check --database default` says of the tool rows (a forgotten
+        # mcp_sync_toolsets, tools nobody can see), on the page a newcomer opens.
+        found = problems(CatalogVersion.current())
+        context = {**(extra_context or {}), "mcp_problems": [describe(message) for message in found]}
+        return super().changelist_view(request, context)
 
     @admin.display(description="handler", ordering="handler_key")
     def handler(self, obj: Tool) -> str:
@@ -358,6 +375,9 @@ class ToolAdmin(RevisionsByUser):
         self._require(self.has_view_permission(request))
         tool = Tool.objects.filter(pk=tool_pk).first()
         rows = list(ToolRevision.objects.filter(tool_pk=tool_pk).select_related("user"))
+        for row in rows:
+            if row.action == RevisionAction.CREATED:
+                row.changed = set_fields(row.data)  # what was set, also for rows stored listing every field
         if tool is None and not rows:
             raise Http404("No such tool and no history of one")
         can_restore = self.has_change_permission(request, tool) if tool else self.has_add_permission(request)

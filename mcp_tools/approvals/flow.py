@@ -27,7 +27,7 @@ from ..models import ApprovalState, McpApproval, McpTask
 from ..protocol import tasks as wire
 from ..protocol import versions as v
 from ..runner import error
-from ..tasking import QueueUnavailable
+from ..tasking import AWAITING_APPROVAL, QueueUnavailable
 from ..tasking.results import store_result
 from ..tasking.service import create_task, enqueue
 from ..types import Principal
@@ -35,7 +35,7 @@ from ..types import Principal
 logger = logging.getLogger("mcp_tools")
 
 # What a held task says while it waits (its statusMessage).
-AWAITING = "Awaiting approval"
+AWAITING = AWAITING_APPROVAL
 DECIDED_STATES = frozenset({ApprovalState.APPROVED, ApprovalState.REJECTED})
 
 

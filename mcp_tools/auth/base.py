@@ -14,14 +14,26 @@ if TYPE_CHECKING:
 
 
 class AuthFailure(Exception):
-    """Authentication failed: the view answers with ``status`` and these headers."""
+    """Authentication failed: the view answers with ``status`` and these headers.
 
-    def __init__(self, status: int, error: str, description: str, headers: dict[str, str] | None = None) -> None:
+    ``scopes``: for a 403 ``insufficient_scope``, the scopes its challenge asks for (the answer
+    to a JSON-RPC request then also says so in a JSON-RPC error, which clients show).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        error: str,
+        description: str,
+        headers: dict[str, str] | None = None,
+        scopes: list[str] | None = None,
+    ) -> None:
         super().__init__(description)
         self.status = status
         self.error = error
         self.description = description
         self.headers = headers or {}
+        self.scopes = scopes or []
 
 
 class BaseAuthBackend:

@@ -104,7 +104,7 @@ def challenge(status: int, error: str | None, description: str, scopes: list[str
     if scopes:
         params.append(("scope", " ".join(scopes)))
     header = "Bearer " + ", ".join(f'{k}="{_quote(v)}"' for k, v in params)
-    return AuthFailure(status, error or "invalid_token", description, {"WWW-Authenticate": header})
+    return AuthFailure(status, error or "invalid_token", description, {"WWW-Authenticate": header}, scopes)
 
 
 def _default_scopes() -> list[str]:
@@ -150,7 +150,11 @@ class OAuthBackend(BaseAuthBackend):
         # 2025-11-25: the 403 scope also lists what the client already holds (as granted, not
         # expanded), so a client that replaces rather than unions its scopes keeps them.
         needed = sorted(tool.required_scopes | (principal.granted or frozenset()))
-        description = f"Tool '{tool.name}' requires {' '.join(sorted(tool.required_scopes))}"
+        lacking = sorted(missing)
+        description = (
+            f"Tool '{tool.name}' requires the scope{'s' if len(tool.required_scopes) > 1 else ''} "
+            f"{' '.join(sorted(tool.required_scopes))}; this token lacks {' '.join(lacking)}"
+        )
         return challenge(403, "insufficient_scope", description, needed)
 
 

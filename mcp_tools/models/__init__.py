@@ -4,7 +4,7 @@ from .approvals import ApprovalState, McpApproval
 from .audit import AuditEvent, AuditOutcome
 from .clients import ClientEntitlement
 from .handles import McpHandle, McpPendingInput, McpRedemption
-from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision
+from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision, set_fields
 from .search import SearchEntry
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
 from .tasks import McpTask, TaskStatus, new_task_id
@@ -69,4 +69,5 @@ __all__ = [
     "new_task_id",
     "record_changes",
     "revision",
+    "set_fields",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.apps import apps
 from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models, router, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -154,10 +155,27 @@ def latest_revisions(pks: Iterable[int], using: str) -> dict[int, ToolRevision]:
 
 
 def changed_fields(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
-    """The fields whose values differ (all of them when there is no earlier state)."""
+    """The fields whose values differ; with no earlier state (a tool created), those given a
+    value other than the field's default: what its creator set, not every field."""
     if before is None:
-        return list(after)
+        return set_fields(after)
     return [name for name in after if before.get(name) != after.get(name)]
+
+
+def set_fields(state: dict[str, Any]) -> list[str]:
+    """The fields of ``state`` (a tool's stored fields) that differ from a new tool's defaults."""
+    tool_model = apps.get_model("mcp_tools", "Tool")
+    found = []
+    for name, value in state.items():
+        try:
+            field = tool_model._meta.get_field(name)
+        except FieldDoesNotExist:
+            found.append(name)  # a field of an older version of the model: say it was there
+            continue
+        default = [] if field.many_to_many else field.get_default()
+        if value != default and not (value in ("", None, [], {}) and default in ("", None, [], {})):
+            found.append(name)
+    return found
 
 
 def _write(frame: RevisionFrame) -> None:

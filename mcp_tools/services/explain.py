@@ -99,8 +99,8 @@ def explain(grant: Grant, names: list[str] | None = None) -> list[Verdict]:
 
 def _permissions(tool: Tool) -> frozenset[str]:
     kind = registry.get(tool.handler_key)
-    if kind is None:
-        return frozenset()
+    if kind is None or kind.why_unavailable(tool.handler_config or {}):
+        return frozenset()  # not served here: said so instead
     try:
         return frozenset(kind.required_permissions(tool.handler_config or {}))
     except Exception:  # the catalog hides such a tool; say so below
@@ -147,8 +147,13 @@ def _verdict(tool: Tool, grant: Grant, principal: Principal, held: frozenset[str
                     f"{', '.join(missing)}: grant {'them' if len(missing) > 1 else 'it'} to the user or one "
                     "of their groups (admin: Users or Groups)"
                 )
-    if not reasons and tool.enabled and kind is not None:
-        compiled = catalog.get(tool.name)
+    compiled = catalog.get(tool.name) if tool.enabled and kind is not None else None
+    if compiled is not None and compiled.unavailable:
+        reasons.append(
+            f"not served by this process: {compiled.unavailable} (a handlers module added after a server "
+            "started is loaded when it restarts)"
+        )
+    elif not reasons and tool.enabled and kind is not None:
         if compiled is None:
             reasons.append("not in the current catalog yet (it changes with the next catalog version)")
         elif not get_auth_backend().can_see(compiled, principal):

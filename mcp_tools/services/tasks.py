@@ -38,6 +38,7 @@ def get(req: Request, ex: Exchange) -> bytes:
 def result(req: Request, ex: Exchange) -> bytes:
     """T11-10: block until terminal, then answer what tools/call would have, with related-task meta."""
     task = approvals.settle_task(tasking.find_task(req.params, ex.principal))
+    task = recovery.note_unclaimed(task)  # no worker has started it: said in tasks/get and the log
     # Meanwhile its requests for input go out on this response's stream (T11-11).
     try:
         task = tasking.terminal_or_wait(task, ex.wait_until, ex.watch)

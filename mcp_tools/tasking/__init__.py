@@ -14,6 +14,12 @@ from dataclasses import dataclass, field
 from ..conf import mcp_settings
 from ..types import Principal
 
+# What a task held for approval says while it waits (its statusMessage; ``approvals.flow``).
+AWAITING_APPROVAL = "Awaiting approval"
+# What a task no worker has started says, once it has waited TASK_LOST_AFTER_SECONDS
+# (``recovery.note_unclaimed``); the worker that starts it clears it.
+WAITING_FOR_WORKER = "Waiting for a worker: none has started this task yet."
+
 
 def tasks_enabled() -> bool:
     """Tasks are served when the setting allows it and Celery, an optional extra, is installed."""

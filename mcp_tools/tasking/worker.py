@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 from django.db import DatabaseError
+from django.db.models import Case, F, TextField, Value, When
 from django.utils import timezone
 
 from .. import runner, telemetry
@@ -28,6 +29,7 @@ from ..protocol import tasks as wire
 from ..protocol import versions as v
 from ..threads import close_old_connections
 from ..types import Asker, Principal, ToolResult
+from . import WAITING_FOR_WORKER
 from .results import store_result
 
 logger = logging.getLogger("mcp_tools.tasks")
@@ -100,6 +102,10 @@ def execute(task_id: str, delivery: str | None = None, *, can_ask: bool = True) 
     if attempt > 1:
         # The lost attempt may have been waiting for an answer: this one starts over, working.
         fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
+    else:
+        # "Waiting for a worker" (recovery.note_unclaimed) is over; any other message stays.
+        waited = When(status_message=WAITING_FOR_WORKER, then=Value(""))
+        fields["status_message"] = Case(waited, default=F("status_message"), output_field=TextField())
     live = (wire.WORKING, wire.INPUT_REQUIRED)
     if not McpTask.objects.move(task_id, wire.WORKING, expected=live, attempt=task.attempts, **fields):
         return McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first() or "missing"

@@ -213,9 +213,19 @@ def authenticate(request: HttpRequest) -> Principal:
     return get_auth_backend().authenticate(request)
 
 
-def auth_reply(exc: AuthFailure) -> Reply:
+def auth_reply(exc: AuthFailure, request_id: Any = None, *, message: bool = False) -> Reply:
+    """The HTTP answer to a refused request. A 403 for a JSON-RPC ``message`` (a step-up: the
+    token lacks a scope the user may be granted) also says what is missing in a JSON-RPC error
+    of the request's id, which clients show (the official Python SDK showed a bare -32603);
+    the challenge in ``WWW-Authenticate`` is the same either way (A-5)."""
+    headers = {"Cache-Control": "no-store", **exc.headers}
+    if message and exc.status == 403:
+        asked = " ".join(exc.scopes)
+        text = f"Forbidden: {exc.description}. Authorize again asking for the scopes: {asked}"
+        data = {"error": exc.error, "scope": asked}
+        return Reply(403, error_body(McpError(e.INVALID_REQUEST, text, data=data), request_id), headers)
     body = orjson.dumps({"error": exc.error, "error_description": exc.description})
-    return Reply(exc.status, body, {"Cache-Control": "no-store", **exc.headers})
+    return Reply(exc.status, body, headers)
 
 
 def legacy_session(headers: Mapping[str, str], principal: Principal) -> services.Session:

@@ -47,6 +47,10 @@ def serve_listen(message: Request, ex: Exchange) -> Reply:
         principal = services.entitled(ex.principal)  # loaded here: the listener reads no rows
         listener = Listener(principal, *services.tools_fingerprint(principal))
 
+    # Nothing to deliver under WSGI (no list_changed there): the acknowledgement of nothing and
+    # the graceful end at once, rather than a stream of keep-alives holding a worker.
+    idle = listener is None and not ex.asgi
+
     def close() -> None:
         if listener is not None:
             release(listener)
@@ -58,8 +62,9 @@ def serve_listen(message: Request, ex: Exchange) -> Reply:
             if listener is not None:
                 get_hub().register(listener)
             yield sse.event(ack)
-            async for event in _notifications(listener, changed):
-                yield event
+            if not idle:
+                async for event in _notifications(listener, changed):
+                    yield event
             yield sse.event(final)  # server-initiated end: the graceful listen result
         finally:
             telemetry.stream_closed("listen", counted)
@@ -144,6 +149,12 @@ async def serve_get(request: HttpRequest) -> Reply:
             session = legacy_session(headers, principal)
         except McpError as exc:
             return error_reply(exc)
+        if not asgi:
+            # H-11: "or else return HTTP 405 Method Not Allowed". Under WSGI no notification
+            # reaches a GET stream (tools.listChanged is false), and an open one holds a worker
+            # (gunicorn's sync worker: the only one) until SSE_MAX_SECONDS: clients (the official
+            # SDKs open one after initialize) hung. Authenticated first: a bad token is still 401.
+            return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
         slot = take_stream_slot(principal)  # every GET stream, list_changed delivered or not
         if slot is None:
             return too_many_streams()

@@ -489,7 +489,7 @@ def _serve_sync(
     except McpError as exc:
         return error_reply(exc, request_id)
     except AuthFailure as exc:  # step-up for a tools/call
-        return auth_reply(exc)
+        return auth_reply(exc, request_id, message=True)
 
 
 def _serve_modern(
@@ -614,7 +614,7 @@ def _serve_batch(request: HttpRequest, items: list[Any] | _Oversized) -> Reply:
     try:
         services.authorize_batch([m for m in parsed if isinstance(m, Request)], principal)
     except AuthFailure as exc:
-        return auth_reply(exc)
+        return auth_reply(exc, message=True)
     limit = mcp_settings.MAX_RESPONSE_BYTES
     responses: list[bytes] = []
     size = 2  # the brackets

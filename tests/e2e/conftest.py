@@ -32,6 +32,7 @@ LONGEST_FIRST = (
     "test_worker_loss.py",
     "test_audit_flush.py",
     "test_http_streams.py",
+    "test_first_hour.py",  # issue 34: not yet timed in CI (about 2 min on an idle machine)
     "test_stateful.py",
     "test_builtin_kinds.py",
     "test_approvals_e2e.py",

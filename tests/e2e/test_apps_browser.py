@@ -142,6 +142,19 @@ def test_the_official_host_renders_pages_sorts_and_submits(browser: Any, host_pa
         second = [int(p) for p in _column(browser, "pages")]
         assert not set(_column(browser, "id")) & set(first_page)
         assert min(second) >= max(pages)  # the cursor continued the same order
+        # A yes/no filter is a choice of any, yes and no (issue 34: it was a text box). Bob's
+        # books are all in stock (project/library/seed.py): "no" finds none, "yes" some.
+        stock = browser.find_element("css selector", 'select[name="in_stock"]')
+        options = stock.find_elements("css selector", "option")
+        assert [(o.get_attribute("value"), o.text) for o in options] == [("", "any"), ("true", "yes"), ("false", "no")]
+        options[2].click()
+        browser.find_element("css selector", "button.mcp-filter").click()
+        status = browser.find_element("css selector", ".mcp-status")
+        _until(lambda: status.text == "0 row(s)", "no book out of stock")
+        options[1].click()
+        browser.find_element("css selector", "button.mcp-filter").click()
+        _until(lambda: _column(browser, "in_stock") and set(_column(browser, "in_stock")) == {"true"}, "books in stock")
+        assert "mcp-error" not in status.get_attribute("class"), status.text
         browser.switch_to.default_content()
         browser.save_screenshot(str(shots / "2-sorted-next-page.png"))
 

@@ -501,3 +501,71 @@ def test_the_system_check_names_rows_out_of_date_with_their_toolset() -> None:
     ]
     call_command("mcp_sync_toolsets", stdout=io.StringIO())
     assert check_rows(databases=["default"]) == []
+
+
+# --------------------------------------------------------------------------- generated words (issue 34, item 8)
+
+
+def test_generated_titles_take_an_before_a_vowel_sound() -> None:
+    from types import SimpleNamespace
+
+    from mcp_tools.contrib.drf.sync import description, title
+
+    def toolset(one: str, many: str) -> Any:
+        opts = SimpleNamespace(verbose_name=one, verbose_name_plural=many)
+        return SimpleNamespace(titles={}, descriptions={}, opts=opts, lookup_argument="id")
+
+    invoice = toolset("invoice", "invoices")
+    assert [title(invoice, op) for op in ("get", "create", "update", "delete")] == [
+        "Get an invoice",
+        "Create an invoice",
+        "Update an invoice",
+        "Delete an invoice",
+    ]
+    assert description(invoice, "create").startswith("Create an invoice.")
+    assert title(toolset("user", "users"), "get") == "Get a user"
+    assert title(toolset("hour entry", "hour entries"), "create") == "Create an hour entry"
+    assert title(toolset("SMS message", "SMS messages"), "get") == "Get an SMS message"
+    assert title(toolset("customer", "customers"), "get") == "Get a customer"
+
+
+def _kind_reader(scope: str) -> type[ModelToolset]:
+    return type(
+        "KindReaderTools",
+        (ModelToolset,),
+        {
+            "__module__": __name__,
+            "model": Kind,
+            "name": "kind_reader",
+            "fields": ["id", "name"],
+            "operations": ["list", "get"],
+            "required_scopes": [scope],
+            "get_required_permissions": lambda self, operation: [],
+        },
+    )
+
+
+def test_a_scope_description_names_every_model_it_guards() -> None:
+    from mcp_tools.models import Scope
+
+    # SpecimenTools: list needs specimens:read, create specimens:write.
+    assert Scope.objects.get(name="specimens:read").description == "Read specimens"
+    assert Scope.objects.get(name="specimens:write").description == "Create specimens"
+    register(_kind_reader("specimens:read"))
+    try:
+        call_command("mcp_sync_toolsets", stdout=io.StringIO())
+        assert Scope.objects.get(name="specimens:read").description == "Read kinds and specimens"
+        # A description an admin wrote is theirs: the next sync leaves it.
+        Scope.objects.filter(name="specimens:read").update(description="Look at the collection")
+        call_command("mcp_sync_toolsets", stdout=io.StringIO())
+        assert Scope.objects.get(name="specimens:read").description == "Look at the collection"
+    finally:
+        unregister("drfapp.KindReaderTools")
+
+
+def test_the_old_generated_scope_description_is_rewritten() -> None:
+    from mcp_tools.models import Scope
+
+    Scope.objects.filter(name="specimens:read").update(description="Model tools of specimens")
+    call_command("mcp_sync_toolsets", stdout=io.StringIO())
+    assert Scope.objects.get(name="specimens:read").description == "Read specimens"

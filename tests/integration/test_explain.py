@@ -223,3 +223,46 @@ def test_what_a_user_sees_lists_every_tool_with_its_reasons(admin_client: Any, c
     User.objects.filter(pk=staff.pk).update(is_staff=True)
     client.force_login(User.objects.get(pk=staff.pk))
     assert client.get("/admin/mcp_tools/tool/explain/", {"user": "bob"}).status_code == 403
+
+
+# --------------------------------------------------------------------------- not served here (issue 34)
+
+
+@pytest.mark.usefixtures("synced")
+def test_a_model_tool_whose_toolset_is_not_loaded_here_is_neither_listed_nor_visible(
+    client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A toolset registered in the process that ran mcp_sync_toolsets, not in this one (its
+    handlers module came after this process started): its rows are neither listed nor called,
+    and explain says why; the other tools are unaffected."""
+    import logging
+
+    from mcp_tools.catalog import reset
+
+    row = Tool.objects.get(name="list_kind")
+    orphan = Tool.objects.create(
+        name="list_invoice",
+        handler_key="drf.list",
+        handler_config={"toolset": "billing.InvoiceTools"},
+        input_schema=row.input_schema,
+        output_schema=row.output_schema,
+    )
+    reset()
+    make_user("root", superuser=True)
+    caller = Caller(client, "root")
+    with caplog.at_level(logging.WARNING, logger="mcp_tools"):
+        listed = caller.tools()
+    assert "list_kind" in listed
+    assert "list_invoice" not in listed
+    assert "No model toolset is registered as 'billing.InvoiceTools'" in caplog.text
+    assert "restarts" in caplog.text
+    answer = caller.call("list_invoice")
+    assert answer["isError"] is True
+    assert answer["content"][0]["text"] == "Tool 'list_invoice' is not available right now."
+
+    (verdict,) = explain(grant_for(User.objects.get(username="root")), ["list_invoice"])
+    assert not verdict.visible
+    (reason,) = verdict.reasons
+    assert reason.startswith("not served by this process: No model toolset is registered as 'billing.InvoiceTools'")
+    assert reason.endswith("(a handlers module added after a server started is loaded when it restarts)")
+    orphan.delete()

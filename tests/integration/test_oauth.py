@@ -20,7 +20,7 @@ from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application
 
 from mcp_tools.models import AuditEvent, ClientEntitlement, Scope, Tool
-from tests.mcp_client import Mcp
+from tests.mcp_client import Mcp, check_message
 
 RESOURCE = "http://testserver/mcp"
 PRM_URL = "http://testserver/.well-known/oauth-protected-resource/mcp"
@@ -301,7 +301,16 @@ def test_step_up_is_403_insufficient_scope(client: Any, oauth: None, alice: User
     assert params["error"] == "insufficient_scope"
     assert params["scope"] == "notes:read notes:write"
     assert params["resource_metadata"] == PRM_URL
-    assert response.json()["error"] == "insufficient_scope"
+    # Issue 34: the body is a JSON-RPC error of the request, naming the scope the token lacks (an
+    # SDK shows its message; a bare OAuth body became "-32603 Server returned an error response").
+    body = response.json()
+    assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", 1, -32600)
+    assert body["error"]["message"] == (
+        "Forbidden: Tool 'build_report' requires the scope notes:write; this token lacks notes:write. "
+        "Authorize again asking for the scopes: notes:read notes:write"
+    )
+    assert body["error"]["data"] == {"error": "insufficient_scope", "scope": "notes:read notes:write"}
+    check_message("2026-07-28", body)
     event = AuditEvent.objects.get()
     assert (event.tool_name, event.outcome, event.principal_key) == ("build_report", "denied", f"user:{alice.pk}")
 

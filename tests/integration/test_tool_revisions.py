@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -29,12 +31,27 @@ def test_code_saves_are_recorded_with_the_bumped_version() -> None:
     tool.description = "new"
     tool.save()
     assert tool.version == 2
-    assert _revisions(tool.pk) == [("created", 1, list(EDITABLE_FIELDS)), ("changed", 2, ["description"])]
+    # Created: the fields its creator set, not all of them (issue 34: it listed every field).
+    assert _revisions(tool.pk) == [("created", 1, ["name", "handler_key"]), ("changed", 2, ["description"])]
     latest = ToolRevision.objects.filter(tool_pk=tool.pk).first()
     assert latest is not None
     assert latest.data["description"] == "new"
     assert sorted(latest.data) == sorted(EDITABLE_FIELDS)  # (jsonb on PostgreSQL orders keys its own way)
     assert (latest.source, latest.user) == ("code", None)
+
+
+def test_the_created_revision_lists_what_was_set_also_for_rows_stored_with_every_field(admin_client: Any) -> None:
+    scope = Scope.objects.create(name="notes:read")
+    with revision():
+        tool = Tool.objects.create(name="t", title="T", handler_key="demo.echo", task_support="optional")
+        tool.required_scopes.add(scope)
+    wanted = ["name", "title", "task_support", "handler_key", "required_scopes"]
+    assert sorted(_revisions(tool.pk)[0][2]) == sorted(wanted)
+    # A row stored before this change listed every field: the admin shows what was set.
+    ToolRevision.objects.filter(tool_pk=tool.pk).update(changed=list(EDITABLE_FIELDS))
+    page = admin_client.get(f"/admin/mcp_tools/tool/revisions/{tool.pk}/")
+    assert sorted(page.context["revisions"][0].changed) == sorted(wanted)
+    assert "input_schema" not in page.content.decode()
 
 
 def test_bulk_updates_store_a_revision_per_row() -> None:

@@ -1,4 +1,4 @@
-"""The tutorial's site (docs/tutorial/site, literalincluded by docs/tutorial/index.md) works as the
+"""The tutorial's site (docs/tutorial/site, copied into docs/tutorial/index.md by make docs-reference) works as the
 page says: migrate, import the handler tool, sync the model toolset, mint a token, call both tools.
 
 It runs the site's own manage.py in subprocesses (its settings, its apps), so the page's code is

@@ -449,6 +449,13 @@ def _make(operation: str) -> ToolKind:
     def terms(config: Any) -> tuple[str, ...]:
         return (*model_terms(_toolset_for(operation, config)), *OPERATION_TERMS[operation])
 
+    def unavailable(config: Any) -> str:
+        try:
+            _toolset_for(operation, config)
+        except ValueError as exc:
+            return str(exc)
+        return ""
+
     handle.__name__ = handle.__qualname__ = f"drf_{operation}"
     return ToolKind(
         key=kind_key(operation),
@@ -460,6 +467,7 @@ def _make(operation: str) -> ToolKind:
         permissions=permissions,
         trusted_output=trusted,
         terms=terms,
+        unavailable=unavailable,
     )
 
 
@@ -585,6 +593,13 @@ def _make_action_kind() -> ToolKind:
         compiled = _compiled_action(config)
         return (*model_terms(compiled.toolset), "action", str(compiled.actions[config["action"]].description))
 
+    def unavailable(config: Any) -> str:
+        try:
+            _compiled_action(config)
+        except ValueError as exc:
+            return str(exc)
+        return ""
+
     return ToolKind(
         key=ACTION_KIND,
         func=run_action,
@@ -595,6 +610,7 @@ def _make_action_kind() -> ToolKind:
         permissions=permissions,
         trusted_output=trusted,
         terms=terms,
+        unavailable=unavailable,
     )
 
 

@@ -22,6 +22,7 @@ from .handlers import ACTION_KIND, KIND_PREFIX, kind_key
 from .models import ToolsetDefinition
 from .site import all_toolsets, forget, remember
 from .toolsets import OPERATIONS, ModelToolset
+from .words import enumerate_words, indefinite
 
 # The kinds whose rows a toolset owns (not drf.view: its rows belong to no toolset).
 TOOLSET_KINDS = (*(kind_key(operation) for operation in OPERATIONS), ACTION_KIND)
@@ -53,10 +54,10 @@ def title(toolset: ModelToolset, operation: str) -> str:
     one, many = str(toolset.opts.verbose_name), str(toolset.opts.verbose_name_plural)
     return {
         "list": f"List {many}",
-        "get": f"Get a {one}",
-        "create": f"Create a {one}",
-        "update": f"Update a {one}",
-        "delete": f"Delete a {one}",
+        "get": f"Get {indefinite(one)}",
+        "create": f"Create {indefinite(one)}",
+        "update": f"Update {indefinite(one)}",
+        "delete": f"Delete {indefinite(one)}",
         "aggregate": f"Aggregate {many}",
     }[operation]
 
@@ -81,7 +82,9 @@ def description(toolset: ModelToolset, operation: str) -> str:
     elif operation == "get":
         parts.append(f"Fetch one {one} by its {by}.")
     elif operation == "create":
-        parts.append(f"Create a {one}. Invalid fields come back as errors keyed by field, and nothing is saved.")
+        parts.append(
+            f"Create {indefinite(one)}. Invalid fields come back as errors keyed by field, and nothing is saved."
+        )
     elif operation == "update":
         parts.append(f"Change some fields of one {one}, named by its {by}; the other fields keep their values.")
     elif operation == "delete":
@@ -271,6 +274,7 @@ def sync_toolsets(*, reset: bool = False, prune: bool = False) -> Report:
     admin (one transaction; list_changed once)."""
     report = Report()
     with transaction.atomic():
+        before = scope_texts()
         existing = _existing()
         scopes: dict[str, Scope] = {}
         for toolset in all_toolsets():
@@ -284,6 +288,7 @@ def sync_toolsets(*, reset: bool = False, prune: bool = False) -> Report:
             remember(toolset)
             _sync_one(toolset, existing, report, scopes, reset)
         _retire(existing, report, prune)
+        describe_scopes(before)
     return report
 
 
@@ -291,6 +296,7 @@ def sync_definition(definition: ToolsetDefinition) -> Report:
     """Write the rows of one toolset defined in the admin (its save and delete call this)."""
     report = Report()
     with transaction.atomic():
+        before = scope_texts()
         existing = _existing(definition.key)
         if definition.enabled and definition.pk is not None:
             toolset = definition.as_toolset()
@@ -300,15 +306,65 @@ def sync_definition(definition: ToolsetDefinition) -> Report:
         else:
             forget(definition.key)
         _retire(existing, report, prune=definition.pk is None)
+        describe_scopes(before)
     return report
 
 
 def _scope(cache: dict[str, Scope], name: str, toolset: ModelToolset) -> Scope:
     if name not in cache:
-        cache[name], _ = Scope.objects.get_or_create(
-            name=name, defaults={"description": f"Model tools of {toolset.opts.verbose_name_plural}"}
-        )
+        # Described once every row is written (``describe_scopes``): what all its tools do.
+        cache[name], _ = Scope.objects.get_or_create(name=name)
     return cache[name]
+
+
+# What each operation does to its model's rows, in the words of a scope's description.
+VERBS = {"list": "read", "get": "read", "aggregate": "read", "create": "create", "update": "change", "delete": "delete"}
+ACTION_VERB = "run admin actions on"
+VERB_ORDER = ("read", "create", "change", "delete", ACTION_VERB)
+# The description this module wrote before it named every model a scope guards.
+LEGACY_DESCRIPTION = "Model tools of "
+
+
+def scope_texts() -> dict[str, str]:
+    """For each scope some model tool requires: what those tools do, in words a consent page
+    shows ("Read customers and invoices; create and change invoices"). Every model tool row
+    counts, enabled or not: a description may say more than a token reaches, never less."""
+    guarded: dict[str, dict[str, set[str]]] = {}  # scope -> models (plural) -> verbs
+    for tool in Tool.objects.filter(handler_key__in=TOOLSET_KINDS).prefetch_related("required_scopes"):
+        config = tool.handler_config if isinstance(tool.handler_config, dict) else {}
+        try:
+            plural = str(compiled_for(config.get("toolset"), config.get("revision")).toolset.opts.verbose_name_plural)
+        except ValueError:
+            continue  # a toolset not registered here: stale_rows reports it
+        verb = ACTION_VERB if tool.handler_key == ACTION_KIND else VERBS[tool.handler_key[len(KIND_PREFIX) :]]
+        for scope in tool.required_scopes.all():
+            guarded.setdefault(scope.name, {}).setdefault(plural, set()).add(verb)
+    return {name: _describe(models) for name, models in guarded.items()}
+
+
+def _describe(models: dict[str, set[str]]) -> str:
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for plural, verbs in models.items():
+        groups.setdefault(tuple(v for v in VERB_ORDER if v in verbs), []).append(plural)
+    parts = [
+        f"{enumerate_words(verbs)} {enumerate_words(sorted(plurals))}"
+        for verbs, plurals in sorted(groups.items(), key=lambda item: [VERB_ORDER.index(v) for v in item[0]])
+    ]
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:]
+
+
+def describe_scopes(before: dict[str, str]) -> None:
+    """Write ``scope_texts()`` into the scopes whose description is still the one this module
+    wrote (``before``: the texts before the rows changed), empty, or of the old form; a
+    description an admin wrote stays."""
+    texts = scope_texts()
+    for scope in Scope.objects.filter(name__in=list(texts)):
+        text = texts[scope.name][: Scope._meta.get_field("description").max_length or None]
+        ours = scope.description in ("", before.get(scope.name)) or scope.description.startswith(LEGACY_DESCRIPTION)
+        if ours and scope.description != text:
+            scope.description = text
+            scope.save()
 
 
 def stale_rows() -> list[str]:

@@ -87,8 +87,11 @@
       var op = ops.indexOf("icontains") >= 0 ? "icontains" : ops.indexOf("exact") >= 0 ? "exact" : ops[0];
       var spec = (filterFields[name].properties || {})[op] || {};
       if (!op || spec.type === "array") return null;
-      var input = spec.enum ? el("select", { name: name, "data-op": op }, [el("option", { value: "", text: "any" })]
-        .concat(spec.enum.map(function (v) { return el("option", { value: v, text: v }); })))
+      // A yes/no field is a choice of three (any, yes, no): a checkbox cannot say "any".
+      var choices = spec.enum ? spec.enum.map(function (v) { return [v, v]; })
+        : spec.type === "boolean" ? [["true", "yes"], ["false", "no"]] : null;
+      var input = choices ? el("select", { name: name, "data-op": op }, [el("option", { value: "", text: "any" })]
+        .concat(choices.map(function (c) { return el("option", { value: c[0], text: c[1] }); })))
         : el("input", { name: name, "data-op": op, type: spec.type === "integer" ? "number" : spec.format === "date" ? "date" : "text" });
       input._spec = spec;
       return el("label", {}, [document.createTextNode(name.replace(/_/g, " ") + " (" + op + ") "), input]);
