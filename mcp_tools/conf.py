@@ -182,6 +182,11 @@ SETTINGS: dict[str, Setting] = {
     # Rate limits through Django's cache: "<count>/<s|m|h|d>" per principal and tool; a tool
     # row may override it; None or "" turns the site default off.
     "RATE_LIMIT": Setting("120/m", _rate, "tool calls per principal and tool"),
+    # Calls of one (principal, tool) a process counts by itself before it adds them to the shared
+    # counter in one round trip (Redis cache only). 1: every call is counted in the cache at
+    # once (a limit is exact); N: a limit may be passed by up to N - 1 calls per process serving
+    # that principal in a window (docs: explanation/capacity).
+    "RATE_LIMIT_BATCH": Setting(1, _int(1), "calls counted locally per shared counter update"),
     # Dynamic client registrations per client IP ("<count>/<period>").
     "REGISTRATION_RATE_LIMIT": Setting("20/h", _rate, "dynamic client registrations per IP"),
     # Redirect URI schemes DCR accepts besides https and loopback http (e.g. ["cursor", "vscode"]).
@@ -280,6 +285,7 @@ class McpSettings:
     ALLOW_CLIENT_CREDENTIALS: bool
     JWT: dict[str, Any]
     RATE_LIMIT: str | None
+    RATE_LIMIT_BATCH: int
     REGISTRATION_RATE_LIMIT: str | None
     PRIVATE_REDIRECT_SCHEMES: list[str]
     AUDIT_ENABLED: bool

@@ -4,7 +4,8 @@ Environment: DJANGO_DEBUG, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, MCP_DATABASE
 "postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH, MCP_AUTH ("oauth" turns on
 OAuth for /mcp; default: open, for local trials), MCP_RESOURCE_URL (the endpoint's public URL;
 default http://HOST:PORT/mcp), HOST and PORT (those `make run` serves on), CELERY_RESULT_BACKEND,
-MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND,
+MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_NOTIFIER_CHANNEL, MCP_MAX_STREAMS_PER_PRINCIPAL,
+MCP_AUTH_BACKEND, MCP_RATE_LIMIT_BATCH,
 CELERY_BROKER_URL (default: an embedded SQLite broker file under var/, no server needed),
 MCP_CELERY_VISIBILITY_TIMEOUT.
 """
@@ -203,6 +204,12 @@ if os.environ.get("MCP_HANDLER_POOL_SIZE"):
     MCP_TOOLS["HANDLER_POOL_SIZE"] = int(os.environ["MCP_HANDLER_POOL_SIZE"])
 if os.environ.get("MCP_AUTH_BACKEND"):
     MCP_TOOLS["AUTH_BACKEND"] = os.environ["MCP_AUTH_BACKEND"]
+if os.environ.get("MCP_NOTIFIER_CHANNEL"):
+    MCP_TOOLS["NOTIFIER_CHANNEL"] = os.environ["MCP_NOTIFIER_CHANNEL"]
+# Fewer round trips to the shared stores per request, each within a stated bound
+# (docs/explanation/capacity.md); 1 (the default) counts every call in the cache.
+if os.environ.get("MCP_RATE_LIMIT_BATCH"):
+    MCP_TOOLS["RATE_LIMIT_BATCH"] = int(os.environ["MCP_RATE_LIMIT_BATCH"])
 
 LOGGING = {
     "version": 1,
