@@ -119,7 +119,7 @@ def _build_catalog(name: str, built: list[bool]) -> None:
     from ..catalog import get_catalog
 
     try:
-        get_catalog()
+        get_catalog(fresh=True)  # (no reuse started: it would follow the notifier before a fork)
         built.append(True)
     except DatabaseError as exc:
         logging.getLogger("mcp_tools").warning(
