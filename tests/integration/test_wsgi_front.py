@@ -206,6 +206,23 @@ def test_warm_builds_the_catalog_before_any_request_and_leaves_no_connection_ope
     assert catalog._current is built
 
 
+@pytest.mark.django_db(transaction=True)
+def test_warm_leaves_nothing_in_the_context_it_is_called_from(demo_tools: None) -> None:
+    """uvicorn imports asgi.py (which calls warm()) in the context its request tasks inherit:
+    an asgiref Local set there (the cache backend, the URL resolver's state) is copied and
+    re-homed by asgiref on every hop of every request to a pool thread (27 context variables
+    set per tools/call through the ASGI front, about a quarter of its function calls)."""
+    import contextvars
+
+    from mcp_tools import catalog
+
+    catalog.reset()
+    context = contextvars.Context()  # as the importing context starts: empty
+    assert context.run(McpWsgiFront(Inner()).warm) is True
+    assert list(context) == []
+    assert catalog._current is not None
+
+
 def test_warm_with_a_database_that_cannot_answer_logs_and_leaves_the_catalog_to_the_first_request(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
