@@ -29,6 +29,8 @@ LONGEST_FIRST = (
     "test_apps_browser.py",
     "test_drf_sdk.py",
     "test_worker_loss.py",
+    "test_round_trips.py",
+    "test_reuse.py",
     "test_audit_flush.py",
     "test_http_streams.py",
     "test_stateful.py",
