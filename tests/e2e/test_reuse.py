@@ -191,6 +191,7 @@ def test_with_the_notifier_down_every_request_reads_again(fleet: Fleet) -> None:
 
 
 def test_a_revoked_token_is_refused_everywhere_within_a_message(fleet: Fleet) -> None:
+    """T-13 (access control per call) with tokens' rows reused: the revocation cuts it short."""
     revoked, bobs = fleet.token_for("admin"), fleet.token_for("bob")
     for server in fleet.servers:
         for token in (revoked, bobs):
@@ -211,6 +212,7 @@ def test_a_revoked_token_is_refused_everywhere_within_a_message(fleet: Fleet) ->
 
 
 def test_a_batched_rate_limit_passes_by_at_most_batch_minus_one_per_process(fleet: Fleet) -> None:
+    """T-13 (rate-limit invocations), with the overshoot RATE_LIMIT_BATCH states."""
     fleet.shell("from mcp_tools.models import Tool; Tool.objects.filter(name='add').update(rate_limit='20/h')")
     for server in fleet.servers:  # the change reached both (their catalogs carry the limit)
         until("the limit", lambda s=server: "error" not in call(s, fleet.token, "add", {"a": 0, "b": 0}), QUICK)

@@ -145,8 +145,8 @@ def _round_trips(client: Any) -> tuple[list[int], Any]:
 
 
 def test_on_redis_a_counter_past_its_limit_refuses_with_no_round_trip(redis_cache: Any, monkeypatch: Any) -> None:
-    """Counts only grow within a window: once this process saw the counter past its limit, it
-    refuses until the window ends without asking Redis (the first refusal asks its TTL)."""
+    """T-13: counts only grow within a window: once this process saw the counter past its
+    limit, it refuses until the window ends without asking Redis (the first refusal asks its TTL)."""
     client = redis_cache._cache.get_client(None, write=True)
     pttls: list[str] = []
     original_pttl = type(client).pttl
@@ -186,8 +186,9 @@ def test_on_redis_a_batch_is_one_round_trip_per_n_calls(redis_cache: Any, settin
 def test_on_redis_a_batch_passes_a_limit_by_at_most_n_minus_1_calls_per_process(
     redis_cache: Any, settings: Any, monkeypatch: Any
 ) -> None:
-    """Two processes (each its own knowledge of the counters) taking calls in turn, the worst
-    order for the bound: 20 per window with batches of 5 accepts 20 to 20 + 2 x 4 calls."""
+    """T-13 with RATE_LIMIT_BATCH: two processes (each its own knowledge of the counters) taking
+    calls in turn, the worst order for the bound: 20 per window with batches of 5 accepts 20 to
+    20 + 2 x 4 calls."""
     from mcp_tools import ratelimit
 
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "RATE_LIMIT_BATCH": 5}
