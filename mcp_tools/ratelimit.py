@@ -22,6 +22,7 @@ from typing import Any
 
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.core.cache.backends.redis import RedisCache
+from django.core.signals import setting_changed
 
 from .conf import mcp_settings
 from .shared_state import degrade
@@ -59,10 +60,36 @@ def hit(scope: str, rate: Rate) -> float | None:
     return degrade("rate limits", lambda: _hit(scope, rate), None)
 
 
+# The default cache when it is Django's RedisCache, shared by every thread and context of the
+# process: Django keeps a backend per context, and under ASGI a request that did not inherit one
+# made its own, with its own connection pool, so a connection per request (redis-py's pool is
+# thread-safe; other backends, pylibmc's for one, may not be, and are looked up as Django does).
+_shared: Any = None
+
+
+def _default_cache() -> Any:
+    global _shared
+    backend = _shared
+    if backend is None:
+        backend = caches[DEFAULT_CACHE_ALIAS]
+        if isinstance(backend, RedisCache):
+            _shared = backend
+    return backend
+
+
+def _caches_changed(*, setting: str, **kwargs: Any) -> None:
+    global _shared
+    if setting == "CACHES":
+        _shared = None
+
+
+setting_changed.connect(_caches_changed, dispatch_uid="mcp_tools.ratelimit.caches")
+
+
 def _hit(scope: str, rate: Rate) -> float | None:
     digest = _digest(scope)
     count_key = f"mcp_tools:rl:{digest}:{rate.seconds}:n"
-    backend: Any = caches[DEFAULT_CACHE_ALIAS]  # looked up once (each use of the proxy looks again)
+    backend: Any = _default_cache()  # looked up once (each use of the proxy looks again)
     if isinstance(backend, RedisCache):
         client = backend._cache.get_client(count_key, write=True)  # type: ignore[attr-defined]  # Django's client holder
         # make_key: the key is ASCII and short (a digest), so the memcached key check is skipped.

@@ -102,12 +102,17 @@ class EndpointFront(Generic[App]):
         (not migrated, not reachable) is logged and skipped: the first request builds the
         catalog as before. Returns whether the catalog was built.
 
-        The thread also keeps the caller's context clean: what Django keeps in asgiref
-        ``Local``s (the cache backend, the URL resolver's state) set in the importing context
-        would be inherited by every request under uvicorn, and asgiref copies and re-homes each
-        of them on every hop to a pool thread (27 context variables set per ``tools/call``,
-        about a quarter of the ASGI front's function calls, when ``warm()`` ran here).
+        The URLconf is resolved in that thread too: populating the URL resolvers sets an
+        asgiref ``Local`` per resolver (27 in the demo) in the context it runs in, and under
+        uvicorn every request inherits the importing context, where asgiref would copy and
+        re-home each of them on every hop to a pool thread (a quarter of the ASGI front's
+        function calls per ``tools/call`` when ``warm()`` resolved it here). The cache backend
+        is made here, in the caller's context, on purpose: Django keeps one per context, and
+        requests that inherit this one share its connection pool instead of opening their own.
         """
+        from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+
+        caches[DEFAULT_CACHE_ALIAS]  # the backend, made once per process (see above)
         built: list[bool] = []
         thread = threading.Thread(target=self._warm, args=(built,), name="mcp-tools-warm")
         thread.start()
@@ -115,10 +120,7 @@ class EndpointFront(Generic[App]):
         return bool(built and built[0])
 
     def _warm(self, built: list[bool]) -> None:
-        from django.core.cache import DEFAULT_CACHE_ALIAS, caches
-
-        self.path  # noqa: B018 - resolving it imports the URLconf
-        caches[DEFAULT_CACHE_ALIAS]  # the backend's module and client imported
+        self.path  # noqa: B018 - resolving it imports the URLconf and populates its resolvers
         _build_catalog(type(self).__name__, built)
 
 

@@ -215,3 +215,17 @@ def test_on_redis_a_batch_holds_the_limit_for_concurrent_callers_of_one_process(
         outcomes = list(pool.map(lambda _: hit("ivan\0echo", rate), range(60)))
     assert 25 <= sum(o is None for o in outcomes) <= 29
     assert all(o is None or 1.0 <= o <= 60 for o in outcomes)
+
+
+def test_on_redis_every_context_counts_through_one_backend(redis_cache: Any) -> None:
+    """Django keeps a cache backend per context: under ASGI a request that did not inherit one
+    made its own, and its own Redis connection pool (a new connection per request). The rate
+    limit shares the process's RedisCache (redis-py's pool is thread-safe)."""
+    import contextvars
+
+    from mcp_tools import ratelimit
+
+    backends = [contextvars.Context().run(ratelimit._default_cache) for _ in range(3)]
+    assert backends[0] is backends[1] is backends[2]
+    clients = [contextvars.Context().run(lambda: hit("mia\0echo", Rate(100, 60))) for _ in range(3)]
+    assert clients == [None, None, None]
