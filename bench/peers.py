@@ -92,6 +92,16 @@ TARGET_LIST_VS_MCPZ = 1.5
 TARGET_P99_CALL_C32_MS = 25.0
 TARGET_AUTH_VS_BARE = 0.5
 TARGET_PSS_VS_MCPZ = 1.2  # PSS per web worker after 10,000 calls (issue 27)
+# Issue 37 (capacity), each from one run: tools/call under gunicorn sync (audit and rate limit
+# on) against the bare view; under uvicorn against django-mcpz, with its p99 and the spread of
+# its repetitions; tools/list at c=1; PSS per worker of the demo as deploy.md serves it
+# (gunicorn --preload, warm()) and of a site of the endpoint alone.
+TARGET37_CALL_VS_BARE = 0.9  # ours-wsgi tools/call, c=1 and c=32
+TARGET37_ASGI_CALL_VS_MCPZ = 1.2  # ours-asgi tools/call c=32, p99 no higher than django-mcpz's
+TARGET37_SPREAD = 0.15  # (max - min) / median of the repetitions of the ASGI rows
+TARGET37_LIST_VS_MCPZ = 1.5  # best of ours, tools/list c=1
+TARGET37_PSS_DEMO_VS_MCPZ = 1.5  # ours-wsgi with --preload
+TARGET37_PSS_LEAN_VS_MCPZ = 1.2  # ours-lean
 MEMORY_CALLS = 10_000
 SERVERS = ("bare", "ours-asgi", "ours-wsgi", "ours-lean", "ours-auth", "ours-auth-wsgi", "mcpz", "mcpserver", "sdk")
 # With --baseline REV: ours as of another commit, beside ours, for a change measured in one run.
@@ -650,6 +660,10 @@ def _main(args: argparse.Namespace, loadgen: str, tmp: Path, began: float, start
     print_table(order, cells, rows, memory)
     report["ratios"], report["targets"] = print_ratios(order, cells, rows)
     report["targets"]["missed"] += memory_report.get("missed", [])
+    report["targets"]["issue37"] = print_issue37(order, rows, measured, memory_report)
+    report["targets"]["missed"] += [
+        f"issue 37: {t['target']}" for t in report["targets"]["issue37"] if t["met"] is False
+    ]
     report["errors"] = sum(r["errors"] for r in rows)
     report["elapsed_seconds"] = round(time.monotonic() - began, 1)
     shown = write_report(report, measured, args.output)
@@ -865,6 +879,69 @@ def print_ratios(
         if authed and (best is None or best < TARGET_AUTH_VS_BARE):
             missed.append(f"auth {method} c={c} {fmt(best, '.2f')} < {TARGET_AUTH_VS_BARE}")
     return out, {"missed": missed, "auth": auth_out, "ceilings": ceilings}
+
+
+def spread(runs: list[dict[str, Any]]) -> float | None:
+    """(max - min) / median of the repetitions' req/s: how far one run may be from another."""
+    import statistics
+
+    values = [r["rps"] for r in runs if r.get("rps")]
+    if len(values) < 2:
+        return None
+    middle = statistics.median(values)
+    return (max(values) - min(values)) / middle if middle else None
+
+
+def print_issue37(
+    order: list[str],
+    rows: list[dict[str, Any]],
+    measured: dict[tuple[str, str, int], list[dict[str, Any]]],
+    memory: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The targets of issue 37, each a ratio from this run, with its verdict (printed, returned)."""
+    out: list[dict[str, Any]] = []
+
+    def rps(name: str, method: str, c: int) -> float | None:
+        row = _row(rows, name, method, c)
+        return row["rps"] if row else None
+
+    def report(label: str, value: float | None, target: float, *, at_most: bool = False, note: str = "") -> None:
+        met = None if value is None else (value <= target if at_most else value >= target)
+        verdict = "-" if met is None else "ok" if met else "MISSED"
+        out.append({"target": label, "value": value, "bound": target, "at_most": at_most, "met": met})
+        print(f"  {label:<62} {cell(value, '6.2f')} {'<=' if at_most else '>='} {target:<5} {verdict}"
+              + (f" ({note})" if note else ""))  # fmt: skip
+
+    print("\nIssue 37 targets, from this run:")
+    for c in (1, 32):
+        report(f"ours-wsgi tools/call c={c} / bare (gunicorn sync)", ratio(rps("ours-wsgi", "tools/call", c),
+               rps("bare", "tools/call", c)), TARGET37_CALL_VS_BARE)  # fmt: skip
+    asgi, mcpz = _row(rows, "ours-asgi", "tools/call", 32), _row(rows, "mcpz", "tools/call", 32)
+    report("ours-asgi tools/call c=32 / django-mcpz", ratio(rps("ours-asgi", "tools/call", 32),
+           rps("mcpz", "tools/call", 32)), TARGET37_ASGI_CALL_VS_MCPZ)  # fmt: skip
+    report("ours-asgi tools/call c=32 p99 / django-mcpz's p99",
+           ratio(asgi["p99_ms"] if asgi else None, mcpz["p99_ms"] if mcpz else None), 1.0, at_most=True)  # fmt: skip
+    for name in ("ours-asgi", "base-asgi", "ours-auth"):
+        for method in METHODS:
+            runs = measured.get((name, method, 32))
+            if runs:
+                report(f"{name} {method} c=32 spread of {len(runs)} repetitions", spread(runs), TARGET37_SPREAD,
+                       at_most=True)  # fmt: skip
+    listed = [ratio(rps(n, "tools/list", 1), rps("mcpz", "tools/list", 1)) for n in order if n.startswith("ours")]
+    best = max((v for v in listed if v is not None), default=None)
+    report("best of ours tools/list c=1 / django-mcpz", best, TARGET37_LIST_VS_MCPZ)
+    servers = memory.get("servers", {})
+    note = "gunicorn --preload, as deploy.md" if PRELOAD else "run with --preload to measure it as deploy.md serves it"
+    report("ours-wsgi (the demo) PSS per worker / django-mcpz's",
+           servers.get("ours-wsgi", {}).get("pss_after_calls_vs_mcpz"), TARGET37_PSS_DEMO_VS_MCPZ, at_most=True,
+           note=note)  # fmt: skip
+    report(
+        "ours-lean (the endpoint's site) PSS per worker / django-mcpz's",
+        servers.get("ours-lean", {}).get("pss_after_calls_vs_mcpz"),
+        TARGET37_PSS_LEAN_VS_MCPZ,
+        at_most=True,
+    )
+    return out
 
 
 if __name__ == "__main__":

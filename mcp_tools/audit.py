@@ -149,6 +149,9 @@ def flush_due() -> None:
 
 # When the writer falls this many batches behind (a slow database), callers write themselves.
 _BACKLOG_BATCHES = 10
+# The writer thread keeps its connection while it writes at least this often (seconds): a
+# connection opened per batch cost PostgreSQL a new server process per batch per worker.
+_IDLE_CLOSE_SECONDS = 2.0
 # A batch the database refuses with an OperationalError (locked, busy, connection lost) waits
 # this long before the next try, doubled per refusal in a row up to the cap (seconds).
 _RETRY_FIRST = 0.1
@@ -201,11 +204,15 @@ class _Buffer:
             self.flush(due=True)
 
     def _run(self) -> None:
+        holding = False  # this thread holds a database connection from its last write
         while True:
             with self.lock:
                 while True:
                     if not self.rows:
-                        self.wake.wait()
+                        if not holding:
+                            self.wake.wait()
+                        elif not self.wake.wait(_IDLE_CLOSE_SECONDS) and not self.rows:
+                            break  # idle that long: give the connection back (below)
                         continue
                     backoff = self.retry_at - time.monotonic()
                     if backoff > 0:  # the database refused the last try: not before retry_at
@@ -217,17 +224,18 @@ class _Buffer:
                     if left <= 0:
                         break
                     self.wake.wait(left)
+            if holding and not self.rows:
+                # Nothing written for _IDLE_CLOSE_SECONDS: the thread gives its connection back
+                # rather than hold one per process until CONN_MAX_AGE.
+                connections.close_all()
+                holding = False
+                continue
             try:
                 close_old_connections()
                 self.flush(due=True)
             except Exception:  # the writer thread outlives whatever one batch raised
                 logger.exception("The audit writer thread could not write a batch")
-            with self.lock:
-                idle = not self.rows
-            if idle:
-                # Nothing more to write: the thread gives its connection back rather than hold
-                # one per process until CONN_MAX_AGE (under load rows keep coming and it stays).
-                connections.close_all()
+            holding = True
 
     def flush(self, *, final: bool = False, due: bool = False) -> None:
         """Write the waiting rows now (``due``: unless the database refused the last try and its

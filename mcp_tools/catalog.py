@@ -1,8 +1,9 @@
 """The compiled tool catalog of one catalog version, with pre-serialised list pages.
 
 A process keeps the catalog of the newest version it has seen. Reading the version costs one
-query per request; the tool rows are loaded once per version, validators are compiled once
-per tool version, and each ``tools/list`` page is serialised once per (catalog version,
+query per request (none while ``CATALOG_VERSION_MAX_AGE`` lets a process reuse it, see
+``freshness``); the tool rows are loaded once per version, validators are compiled once per
+tool version, and each ``tools/list`` page is serialised once per (catalog version,
 revision, scope set, position). Serialised pages are kept in a least-recently-used cache bounded
 in bytes (``PAGE_CACHE_BYTES``): an evicted page is rebuilt, identically, when asked for again.
 
@@ -20,6 +21,7 @@ import dataclasses
 import hashlib
 import logging
 import threading
+import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from . import freshness
 from .conf import mcp_settings
 from .fastcheck import Check, compile_check
 from .protocol.apps import UiLink, UiResourceMeta, ui_uri
@@ -542,19 +545,53 @@ def _sensitive(row: dict[str, Any]) -> frozenset[str]:
 _current: Catalog | None = None
 _build_lock = threading.Lock()
 _version_model: Any = None
+# CATALOG_VERSION_MAX_AGE: the catalog whose version was read last, until when it may be served
+# without reading the version again, and the freshness epoch of that read.
+_reuse: tuple[float, int, Catalog | None] = (0.0, -1, None)
 
 
-def get_catalog() -> Catalog:
-    """The catalog of the current version: one query, plus one more when the version moved."""
-    global _current, _version_model
+def get_catalog(*, fresh: bool = False) -> Catalog:
+    """The catalog of the current version: one query, plus a few more when the version moved.
+
+    With ``CATALOG_VERSION_MAX_AGE`` the version read last is reused for that long, unless a
+    catalog change was heard meanwhile (see ``freshness``): then no query. ``fresh``: read the
+    version whatever the setting, and start no reuse with it (the list_changed hub, just told of
+    a change; ``warm()``, which may run before a server forks its workers).
+    """
+    global _version_model
+    max_age = mcp_settings.CATALOG_VERSION_MAX_AGE
+    if max_age and not fresh:
+        until, epoch, reused = _reuse
+        if reused is not None and epoch == freshness.state.epoch and time.monotonic() < until and freshness.reusable():
+            return reused
     if _version_model is None:  # bound once: an import statement per request costs a microsecond
         from .models import CatalogVersion
 
         _version_model = CatalogVersion
+    epoch = freshness.state.epoch
+    read_at = time.monotonic()
     version = _version_model.current()
     catalog = _current
-    if catalog is not None and catalog.version == version:
-        return catalog
+    if catalog is None or catalog.version != version:
+        catalog = _build(version)
+        _announce_first(version)
+    if max_age and not fresh:
+        _remember(catalog, read_at + max_age, epoch)
+    return catalog
+
+
+def _remember(catalog: Catalog, until: float, epoch: int) -> None:
+    """Let ``catalog`` be served until ``until`` if nothing moved since its version was read."""
+    global _reuse
+    if not freshness.reusable():
+        return
+    with _build_lock:
+        if _current is catalog and epoch == freshness.state.epoch:
+            _reuse = (until, epoch, catalog)
+
+
+def _build(version: int) -> Catalog:
+    global _current, _reuse
     from .models import BINDING_FIELDS, DISCOVERY_FIELDS, UI_FIELDS, WIRE_FIELDS, Scope, Tool
 
     with _build_lock:
@@ -587,8 +624,8 @@ def get_catalog() -> Catalog:
                 tools.append(compile_tool(row))
         catalog = Catalog(version, tools, scopes)
         _current = catalog
-    _announce_first(version)
-    return catalog
+        _reuse = (0.0, -1, None)  # what a slower reader of an older version set is not served
+        return catalog
 
 
 _announced = False
@@ -609,5 +646,6 @@ def _announce_first(version: int) -> None:
 
 
 def reset() -> None:
-    global _current
+    global _current, _reuse
     _current = None
+    _reuse = (0.0, -1, None)

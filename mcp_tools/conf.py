@@ -203,6 +203,22 @@ SETTINGS: dict[str, Setting] = {
     # Rate limits through Django's cache: "<count>/<s|m|h|d>" per principal and tool; a tool
     # row may override it; None or "" turns the site default off.
     "RATE_LIMIT": Setting("120/m", _rate, "tool calls per principal and tool"),
+    # Calls of one (principal, tool) a process counts by itself before it adds them to the shared
+    # counter in one round trip (Redis cache only). 1: every call is counted in the cache at
+    # once (a limit is exact); N: a limit may be passed by up to N - 1 calls per process serving
+    # that principal in a window (docs: explanation/capacity).
+    "RATE_LIMIT_BATCH": Setting(1, _int(1), "calls counted locally per shared counter update"),
+    # What a request may reuse instead of asking PostgreSQL (docs: explanation/capacity). 0: the
+    # catalog version is read on every request, so a change is seen everywhere from the next
+    # request. N: a process reuses the version it read for up to N seconds; a change published
+    # by a push notifier (postgres, redis) makes every process read it again at once.
+    "CATALOG_VERSION_MAX_AGE": Setting(0.0, _number(0), "seconds a process reuses the catalog version"),
+    # 0: an access token is looked up on every request (DOTBackend), so a revoked token is
+    # refused everywhere from the next request. N: a valid token's row is reused for up to N
+    # seconds; its revocation (or its user made inactive) published by a push notifier drops
+    # it in every process at once. TOKEN_CACHE_SIZE bounds the rows a process keeps.
+    "TOKEN_CACHE_SECONDS": Setting(0.0, _number(0), "seconds a process reuses a token's row"),
+    "TOKEN_CACHE_SIZE": Setting(10_000, _int(1), "token rows a process keeps at most"),
     # Dynamic client registrations per client IP ("<count>/<period>").
     "REGISTRATION_RATE_LIMIT": Setting("20/h", _rate, "dynamic client registrations per IP"),
     # Redirect URI schemes DCR accepts besides https and loopback http (e.g. ["cursor", "vscode"]).
@@ -312,6 +328,10 @@ class McpSettings:
     ALLOW_CLIENT_CREDENTIALS: bool
     JWT: dict[str, Any]
     RATE_LIMIT: str | None
+    RATE_LIMIT_BATCH: int
+    CATALOG_VERSION_MAX_AGE: float
+    TOKEN_CACHE_SECONDS: float
+    TOKEN_CACHE_SIZE: int
     REGISTRATION_RATE_LIMIT: str | None
     PRIVATE_REDIRECT_SCHEMES: list[str]
     AUDIT_ENABLED: bool

@@ -3,14 +3,18 @@
 A limit is ``"<count>/<period>"`` with the period in seconds, or a number and a unit
 (``10/m``, ``500/h``, ``20/30s``); ``"off"`` disables it. The window opens at the first call
 of a (principal, tool) pair and lasts one period; every process sharing the cache (Redis in
-production) counts into the same atomic counter.
+production) counts into the same atomic counter. On Redis a call is one round trip, none once
+this process saw the counter past its limit (until the window ends), and one per
+``RATE_LIMIT_BATCH`` calls where the site accepts that bounded overshoot (``_Windows``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,7 +22,9 @@ from typing import Any
 
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.core.cache.backends.redis import RedisCache
+from django.core.signals import setting_changed
 
+from .conf import mcp_settings
 from .shared_state import degrade
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -54,10 +60,36 @@ def hit(scope: str, rate: Rate) -> float | None:
     return degrade("rate limits", lambda: _hit(scope, rate), None)
 
 
+# The default cache when it is Django's RedisCache, shared by every thread and context of the
+# process: Django keeps a backend per context, and under ASGI a request that did not inherit one
+# made its own, with its own connection pool, so a connection per request (redis-py's pool is
+# thread-safe; other backends, pylibmc's for one, may not be, and are looked up as Django does).
+_shared: Any = None
+
+
+def _default_cache() -> Any:
+    global _shared
+    backend = _shared
+    if backend is None:
+        backend = caches[DEFAULT_CACHE_ALIAS]
+        if isinstance(backend, RedisCache):
+            _shared = backend
+    return backend
+
+
+def _caches_changed(*, setting: str, **kwargs: Any) -> None:
+    global _shared
+    if setting == "CACHES":
+        _shared = None
+
+
+setting_changed.connect(_caches_changed, dispatch_uid="mcp_tools.ratelimit.caches")
+
+
 def _hit(scope: str, rate: Rate) -> float | None:
     digest = _digest(scope)
     count_key = f"mcp_tools:rl:{digest}:{rate.seconds}:n"
-    backend: Any = caches[DEFAULT_CACHE_ALIAS]  # looked up once (each use of the proxy looks again)
+    backend: Any = _default_cache()  # looked up once (each use of the proxy looks again)
     if isinstance(backend, RedisCache):
         client = backend._cache.get_client(count_key, write=True)  # type: ignore[attr-defined]  # Django's client holder
         # make_key: the key is ASCII and short (a digest), so the memcached key check is skipped.
@@ -89,8 +121,24 @@ def _digest(scope: str) -> str:
 
 def _hit_redis(client: Any, key: str, rate: Rate) -> float | None:
     """On the redis-py client behind Django's Redis cache: Django's ``incr`` is two round trips
-    (EXISTS, INCRBY) and opening a window two more; here a call is one round trip, a pipeline of
-    ``SET NX EX`` and ``INCR``, and the window's end is the key's TTL."""
+    (EXISTS, INCRBY) and opening a window two more; here a call is at most one round trip, a
+    pipeline of ``SET NX EX`` and ``INCRBY``, and the window's end is the key's TTL.
+
+    A counter this process saw past its limit refuses here until its window ends, with no round
+    trip (counts only grow within a window). With ``RATE_LIMIT_BATCH`` = N > 1 a process also
+    accepts up to N - 1 calls of a counter by itself, while what it knows of the counter leaves
+    room for them, and adds them with the next call's round trip (see :class:`_Windows`).
+    """
+    now = time.monotonic()
+    window = _windows.known.get(key)
+    if window is not None and now < window.until:
+        if window.known > rate.count:
+            return max(1.0, round(window.until - now, 1))
+    else:
+        window = None
+    batch = mcp_settings.RATE_LIMIT_BATCH
+    if batch > 1:
+        return _hit_batched(client, key, rate, batch, window, now)
     pipe = client.pipeline(transaction=False)
     pipe.set(key, 0, ex=rate.seconds, nx=True)
     pipe.incr(key)
@@ -101,7 +149,93 @@ def _hit_redis(client: Any, key: str, rate: Rate) -> float | None:
     if not isinstance(left, int) or left < 0:  # no expiry (should not happen): give it one
         client.expire(key, rate.seconds)
         left = rate.seconds * 1000
+    _windows.learn(key, count, time.monotonic() + left / 1000, rate.seconds)
     return max(1.0, round(left / 1000, 1))
+
+
+def _hit_batched(client: Any, key: str, rate: Rate, batch: int, window: _Window | None, now: float) -> float | None:
+    windows = _windows
+    n = 1
+    adding = False
+    if window is not None:
+        with windows.lock:
+            if not window.syncing:  # (while another thread adds this process's calls, count alone)
+                if window.pending + 1 < batch and window.known + window.pending + 1 <= rate.count:
+                    window.pending += 1
+                    return None
+                n = window.pending + 1
+                window.pending = 0
+                window.syncing = adding = True
+    try:
+        pipe = client.pipeline(transaction=False)
+        pipe.set(key, 0, ex=rate.seconds, nx=True)
+        pipe.incrby(key, n)
+        pipe.pttl(key)
+        _, count, left = pipe.execute()
+    finally:
+        if adding and window is not None:
+            window.syncing = False
+    count = int(count)
+    if not isinstance(left, int) or left < 0:  # no expiry (should not happen): give it one
+        client.expire(key, rate.seconds)
+        left = rate.seconds * 1000
+    windows.learn(key, count, time.monotonic() + left / 1000, rate.seconds)
+    if count <= rate.count:
+        return None
+    return max(1.0, round(left / 1000, 1))
+
+
+@dataclass(slots=True)
+class _Window:
+    until: float  # when the counter's window ends (monotonic; from its TTL)
+    known: int  # the shared count as last read
+    pending: int = 0  # calls accepted here and not yet added to it (RATE_LIMIT_BATCH)
+    syncing: bool = False  # a thread is adding them now
+
+
+class _Windows:
+    """What this process knows of the shared counters it used (Redis cache only).
+
+    A counter past its limit is refused here until its window ends. With ``RATE_LIMIT_BATCH``
+    = N, a process accepts a call without a round trip while it holds fewer than N - 1 calls
+    not yet added and the count it last read plus those stays within the limit; the N-th call
+    adds them all with one ``INCRBY``. Every process holds at most N - 1 accepted calls the
+    counter does not know of, and once the counter shows the limit passed no process that has
+    read it accepts more: a limit of L is passed by at most (N - 1) calls per process serving
+    that principal and tool in a window. Calls held when a window ends are not counted in the
+    next one. At most ``MAX_KNOWN`` counters are remembered (expired ones are dropped first;
+    past that, a counter is counted call by call).
+    """
+
+    MAX_KNOWN = 100_000
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.known: dict[str, _Window] = {}
+
+    def learn(self, key: str, count: int, until: float, seconds: int) -> None:
+        """What one round trip read: the counter's ``count`` and the end of its window."""
+        with self.lock:
+            window = self.known.get(key)
+            if window is not None and window.until > time.monotonic() and until < window.until + seconds / 2:
+                # The same window (a later one ends a whole period later). Answers may come back
+                # out of order; counts only grow within a window.
+                window.known = max(window.known, count)
+                window.until = until
+                return
+            if len(self.known) >= self.MAX_KNOWN:
+                now = time.monotonic()
+                self.known = {k: w for k, w in self.known.items() if w.until > now}
+                if len(self.known) >= self.MAX_KNOWN:
+                    return
+            self.known[key] = _Window(until, count)
+
+    def forked(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+_windows = _Windows()
+os.register_at_fork(after_in_child=_windows.forked)
 
 
 def validate_rate(value: str) -> None:

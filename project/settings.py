@@ -4,7 +4,8 @@ Environment: DJANGO_DEBUG, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, MCP_DATABASE
 "postgres"), POSTGRES_* , REDIS_URL (cache), MCP_SQLITE_PATH, MCP_AUTH ("oauth" turns on
 OAuth for /mcp; default: open, for local trials), MCP_RESOURCE_URL (the endpoint's public URL;
 default http://HOST:PORT/mcp), HOST and PORT (those `make run` serves on), CELERY_RESULT_BACKEND,
-MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_MAX_STREAMS_PER_PRINCIPAL, MCP_AUTH_BACKEND,
+MCP_NOTIFIER, MCP_NOTIFIER_REDIS_URL, MCP_NOTIFIER_CHANNEL, MCP_MAX_STREAMS_PER_PRINCIPAL,
+MCP_AUTH_BACKEND, MCP_CATALOG_VERSION_MAX_AGE, MCP_TOKEN_CACHE_SECONDS, MCP_RATE_LIMIT_BATCH,
 CELERY_BROKER_URL (default: an embedded SQLite broker file under var/, no server needed),
 MCP_CELERY_VISIBILITY_TIMEOUT, MCP_DISCOVERY ("off", "on" or "auto": progressive discovery).
 """
@@ -207,6 +208,15 @@ if os.environ.get("MCP_HANDLER_POOL_SIZE"):
     MCP_TOOLS["HANDLER_POOL_SIZE"] = int(os.environ["MCP_HANDLER_POOL_SIZE"])
 if os.environ.get("MCP_AUTH_BACKEND"):
     MCP_TOOLS["AUTH_BACKEND"] = os.environ["MCP_AUTH_BACKEND"]
+if os.environ.get("MCP_NOTIFIER_CHANNEL"):
+    MCP_TOOLS["NOTIFIER_CHANNEL"] = os.environ["MCP_NOTIFIER_CHANNEL"]
+# Fewer round trips to the shared stores per request, each within a stated bound
+# (docs/explanation/capacity.md); 0 / 1 (the defaults) keep every read and count per request.
+for _name in ("CATALOG_VERSION_MAX_AGE", "TOKEN_CACHE_SECONDS"):
+    if os.environ.get(f"MCP_{_name}"):
+        MCP_TOOLS[_name] = float(os.environ[f"MCP_{_name}"])
+if os.environ.get("MCP_RATE_LIMIT_BATCH"):
+    MCP_TOOLS["RATE_LIMIT_BATCH"] = int(os.environ["MCP_RATE_LIMIT_BATCH"])
 
 LOGGING = {
     "version": 1,

@@ -1,4 +1,5 @@
-"""list_changed fan-out: publish catalog changes after commit, deliver them to open streams."""
+"""list_changed fan-out: publish catalog changes after commit, deliver them to open streams;
+and each process's subscription for what it reuses (``watch``, ``receivers``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, transaction
 
+from .. import freshness
 from ..signals import catalog_changed
+from . import receivers, watch
 from .backends import BaseNotifier, get_notifier
 
 __all__ = ["BaseNotifier", "connect", "get_notifier", "publish_on_commit"]
@@ -16,6 +19,7 @@ logger = logging.getLogger("mcp_tools.notify")
 
 
 def _publish() -> None:
+    freshness.changed()  # this process's next request reads the new version, whatever the notifier
     try:
         get_notifier().publish()
     except Exception as exc:
@@ -45,5 +49,8 @@ def _catalog_changed(sender: Any, using: str | None = None, **kwargs: Any) -> No
 
 
 def connect() -> None:
-    """Publish every catalog-version move (``mcp_tools.signals.catalog_changed``) after commit."""
+    """Publish every catalog-version move (``mcp_tools.signals.catalog_changed``) after commit;
+    revoked tokens too, and follow the notifier where reads are reused (``freshness``)."""
     catalog_changed.connect(_catalog_changed, dispatch_uid="mcp_tools.notify.catalog_changed")
+    receivers.connect()
+    freshness.set_starter(watch.start)

@@ -5,6 +5,12 @@ the commit). ``listen(kick)`` runs as one task per serving process and calls ``k
 every message, and once after every (re)connection so a message lost while the connection
 was down is caught up: the hub then reads the catalog version, which is the truth. Messages
 carry no data a listener trusts.
+
+The push notifiers (``postgres``, ``redis``) carry other short messages on the same channel
+(``send``), and can be followed message by message (``follow``): each process's watcher
+(``notify.watch``) hears a catalog change or a revoked token there, and knows whether its
+subscription is up. A message can only make a process read again what it may have kept: it
+never grants anything.
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ from ..conf import mcp_settings
 logger = logging.getLogger("mcp_tools.notify")
 
 Kick = Callable[[], None]
+OnMessage = Callable[[str], None]
+
+# What a catalog change publishes; other messages (``send``) are for the watchers only.
+CATALOG = "catalog"
 
 # Backoff between reconnection attempts of a push notifier (seconds).
 RECONNECT_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
@@ -33,13 +43,45 @@ class BaseNotifier:
     name = "base"
     #: Whether listen() is driven by messages (True) or only by the hub's periodic check.
     pushes = True
+    #: Whether ``follow`` reports each message and the state of the connection (the built-in
+    #: push notifiers). Without it, what a process may reuse is bounded by the settings alone.
+    followable = False
 
     def publish(self) -> None:
         """Tell every process that the catalog changed (called after commit; may raise)."""
 
+    def send(self, message: str) -> None:
+        """Tell every process's watcher ``message`` (a short ASCII text; may raise). Nothing by
+        default: a notifier that cannot carry it leaves the bounds of the settings in force."""
+
     async def listen(self, kick: Kick) -> None:
         """Call ``kick()`` for each message until cancelled; reconnect on errors."""
         await asyncio.Event().wait()
+
+    async def follow(self, connected: Kick, message: OnMessage, lost: Kick) -> None:
+        """For ``followable`` notifiers: call ``connected()`` whenever the subscription is (re)made,
+        ``message(text)`` for each message and ``lost()`` when the connection goes, until cancelled."""
+        raise NotImplementedError
+
+
+class _Pushing(BaseNotifier):
+    """What the built-in push notifiers share: ``listen`` is ``follow`` for catalog messages."""
+
+    followable = True
+
+    def publish(self) -> None:
+        self.send(CATALOG)
+
+    async def listen(self, kick: Kick) -> None:
+        def heard(text: str) -> None:
+            if text == CATALOG:
+                kick()
+
+        await self.follow(kick, heard, _nothing)
+
+
+def _nothing() -> None:
+    pass
 
 
 class PollingNotifier(BaseNotifier):
@@ -60,7 +102,7 @@ class NullNotifier(BaseNotifier):
     pushes = False
 
 
-class PostgresNotifier(BaseNotifier):
+class PostgresNotifier(_Pushing):
     """PostgreSQL ``LISTEN``/``NOTIFY`` on the site's own database (no other server needed)."""
 
     name = "postgres"
@@ -71,15 +113,15 @@ class PostgresNotifier(BaseNotifier):
         self.using = using
         self.channel = mcp_settings.NOTIFIER_CHANNEL
 
-    def publish(self) -> None:
+    def send(self, message: str) -> None:
         with connections[self.using].cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, %s)", [self.channel, "catalog"])
+            cursor.execute("SELECT pg_notify(%s, %s)", [self.channel, message])
 
     def _conninfo(self) -> dict[str, Any]:
         params = connections[self.using].get_connection_params()
         return {k: v for k, v in params.items() if k not in self._NOT_LIBPQ and v not in (None, "")}
 
-    async def listen(self, kick: Kick) -> None:
+    async def follow(self, connected: Kick, message: OnMessage, lost: Kick) -> None:
         import psycopg
         from psycopg import sql
 
@@ -95,15 +137,18 @@ class PostgresNotifier(BaseNotifier):
                 async with conn:
                     await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
                     attempt = 0
-                    kick()  # catch up on anything missed while not listening
-                    async for _ in conn.notifies():
-                        kick()
+                    connected()  # catch up on anything missed while not listening
+                    try:
+                        async for notice in conn.notifies():
+                            message(notice.payload)
+                    finally:
+                        lost()
             except (OSError, psycopg.Error) as exc:
                 await _backoff("PostgreSQL", exc, attempt)
                 attempt += 1
 
 
-class RedisNotifier(BaseNotifier):
+class RedisNotifier(_Pushing):
     """Redis pub/sub, for sites that already run Redis (``NOTIFIER_REDIS_URL``)."""
 
     name = "redis"
@@ -118,14 +163,14 @@ class RedisNotifier(BaseNotifier):
         self.channel = mcp_settings.NOTIFIER_CHANNEL
         self._client: Any = None
 
-    def publish(self) -> None:
+    def send(self, message: str) -> None:
         import redis
 
         if self._client is None:
             self._client = redis.Redis.from_url(self.url, socket_timeout=2, socket_connect_timeout=2)
-        self._client.publish(self.channel, b"catalog")
+        self._client.publish(self.channel, message.encode("ascii"))
 
-    async def listen(self, kick: Kick) -> None:
+    async def follow(self, connected: Kick, message: OnMessage, lost: Kick) -> None:
         import redis.asyncio as aredis
         from redis.exceptions import RedisError
 
@@ -136,10 +181,14 @@ class RedisNotifier(BaseNotifier):
             try:
                 await pubsub.subscribe(self.channel)
                 attempt = 0
-                kick()
-                async for message in pubsub.listen():
-                    if message and message.get("type") == "message":
-                        kick()
+                connected()
+                try:
+                    async for item in pubsub.listen():
+                        if item and item.get("type") == "message":
+                            data = item.get("data")
+                            message(data.decode("ascii", "replace") if isinstance(data, bytes) else str(data))
+                finally:
+                    lost()
                 # listen() ends when the connection is gone: reconnect.
                 raise ConnectionError("Redis subscription ended")
             except (OSError, RedisError) as exc:

@@ -191,7 +191,7 @@ class Hub:
                 await asyncio.sleep(debounce)  # coalesce a burst of changes into one look
             self._kick.clear()
             try:
-                catalog = await run_sync(get_catalog)
+                catalog = await run_sync(get_catalog, fresh=True)  # told of a change: no reuse
             except Exception as exc:  # database down: try again on the next kick
                 logger.warning("list_changed: cannot read the catalog (%s)", exc)
                 continue

@@ -96,21 +96,32 @@ class EndpointFront(Generic[App]):
         building its own copy, and elsewhere the first request is simply faster.
 
         No request is served (nothing is audited or counted) and no database connection or
-        connection pool is left open (neither may cross a fork): the catalog is read in a thread of its own, which
-        closes its connections, so this works where the server imports the application inside
-        its event loop (uvicorn) too. A database that cannot answer yet (not migrated, not
-        reachable) is logged and skipped: the first request builds the catalog as before.
-        Returns whether the catalog was built.
+        connection pool is left open (neither may cross a fork): the work runs in a thread of
+        its own, which closes its connections, so this works where the server imports the
+        application inside its event loop (uvicorn) too. A database that cannot answer yet
+        (not migrated, not reachable) is logged and skipped: the first request builds the
+        catalog as before. Returns whether the catalog was built.
+
+        The URLconf is resolved in that thread too: populating the URL resolvers sets an
+        asgiref ``Local`` per resolver (27 in the demo) in the context it runs in, and under
+        uvicorn every request inherits the importing context, where asgiref would copy and
+        re-home each of them on every hop to a pool thread (a quarter of the ASGI front's
+        function calls per ``tools/call`` when ``warm()`` resolved it here). The cache backend
+        is made here, in the caller's context, on purpose: Django keeps one per context, and
+        requests that inherit this one share its connection pool instead of opening their own.
         """
         from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 
-        self.path  # noqa: B018 - resolving it imports the URLconf
-        caches[DEFAULT_CACHE_ALIAS]  # the backend, made once per process
+        caches[DEFAULT_CACHE_ALIAS]  # the backend, made once per process (see above)
         built: list[bool] = []
-        thread = threading.Thread(target=_build_catalog, args=(type(self).__name__, built), name="mcp-tools-warm")
+        thread = threading.Thread(target=self._warm, args=(built,), name="mcp-tools-warm")
         thread.start()
         thread.join()
         return bool(built and built[0])
+
+    def _warm(self, built: list[bool]) -> None:
+        self.path  # noqa: B018 - resolving it imports the URLconf and populates its resolvers
+        _build_catalog(type(self).__name__, built)
 
 
 def _build_catalog(name: str, built: list[bool]) -> None:
@@ -119,7 +130,7 @@ def _build_catalog(name: str, built: list[bool]) -> None:
     from ..catalog import get_catalog
 
     try:
-        get_catalog()
+        get_catalog(fresh=True)  # (no reuse started: it would follow the notifier before a fork)
         built.append(True)
     except DatabaseError as exc:
         logging.getLogger("mcp_tools").warning(

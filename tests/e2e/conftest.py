@@ -30,6 +30,8 @@ LONGEST_FIRST = (
     "test_view_authority.py",
     "test_drf_sdk.py",
     "test_worker_loss.py",
+    "test_round_trips.py",
+    "test_reuse.py",
     "test_audit_flush.py",
     "test_http_streams.py",
     "test_first_hour.py",  # issue 34: not yet timed in CI (about 2 min on an idle machine)

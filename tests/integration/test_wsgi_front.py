@@ -206,6 +206,28 @@ def test_warm_builds_the_catalog_before_any_request_and_leaves_no_connection_ope
     assert catalog._current is built
 
 
+@pytest.mark.django_db(transaction=True)
+def test_warm_leaves_only_the_cache_backend_in_the_context_it_is_called_from(demo_tools: None) -> None:
+    """uvicorn imports asgi.py (which calls warm()) in the context its request tasks inherit:
+    an asgiref Local set there is copied and re-homed by asgiref on every hop of every request
+    to a pool thread. Populating the URL resolvers set one per resolver (27 context variables
+    per tools/call through the ASGI front, about a quarter of its function calls); the cache
+    backend's is left there on purpose (requests share the backend, and its connection pool)."""
+    import contextvars
+
+    from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+
+    from mcp_tools import catalog
+
+    catalog.reset()
+    cache_only = contextvars.Context()
+    cache_only.run(lambda: caches[DEFAULT_CACHE_ALIAS])
+    context = contextvars.Context()  # as the importing context starts: empty
+    assert context.run(McpWsgiFront(Inner()).warm) is True
+    assert len(list(context)) == len(list(cache_only)) == 1
+    assert catalog._current is not None
+
+
 def test_warm_with_a_database_that_cannot_answer_logs_and_leaves_the_catalog_to_the_first_request(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

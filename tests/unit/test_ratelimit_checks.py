@@ -128,3 +128,104 @@ def test_on_redis_the_limit_holds_for_concurrent_callers(redis_cache: Any) -> No
         outcomes = list(pool.map(lambda _: hit("erin\0echo", rate), range(60)))
     assert sum(o is None for o in outcomes) == 25
     assert all(o is None or 1.0 <= o <= 60 for o in outcomes)
+
+
+def _round_trips(client: Any) -> tuple[list[int], Any]:
+    """Count the round trips of the rate limit: pipelines (their command counts) and PTTLs."""
+    sent: list[int] = []
+    pipeline_class = type(client.pipeline())
+    original = pipeline_class.execute
+
+    def counting(pipe: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(len(pipe.command_stack))
+        return original(pipe, *args, **kwargs)
+
+    pipeline_class.execute = counting
+    return sent, lambda: setattr(pipeline_class, "execute", original)
+
+
+def test_on_redis_a_counter_past_its_limit_refuses_with_no_round_trip(redis_cache: Any, monkeypatch: Any) -> None:
+    """T-13: counts only grow within a window: once this process saw the counter past its
+    limit, it refuses until the window ends without asking Redis (the first refusal asks its TTL)."""
+    client = redis_cache._cache.get_client(None, write=True)
+    pttls: list[str] = []
+    original_pttl = type(client).pttl
+    monkeypatch.setattr(type(client), "pttl", lambda self, key: pttls.append(key) or original_pttl(self, key))
+    sent, restore = _round_trips(client)
+    rate = Rate(2, 2)
+    try:
+        outcomes = [hit("frank\0echo", rate) for _ in range(6)]
+    finally:
+        restore()
+    assert outcomes[:2] == [None, None]
+    assert all(o is not None and 1.0 <= o <= 2 for o in outcomes[2:])
+    assert sent == [2, 2, 2]  # the three counted calls; the next three asked nothing
+    assert len(pttls) == 1
+    import time
+
+    time.sleep(2.1)  # the window ended: counted again
+    assert hit("frank\0echo", rate) is None
+
+
+def test_on_redis_a_batch_is_one_round_trip_per_n_calls(redis_cache: Any, settings: Any) -> None:
+    from mcp_tools import ratelimit
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "RATE_LIMIT_BATCH": 5}
+    client = redis_cache._cache.get_client(None, write=True)
+    sent, restore = _round_trips(client)
+    try:
+        assert all(hit("gina\0echo", Rate(100, 60)) is None for _ in range(12))
+    finally:
+        restore()
+    # The first call learns the counter; then each fifth call adds the four held before it.
+    assert sent == [3, 3, 3]
+    key = redis_cache.make_and_validate_key("mcp_tools:rl:" + ratelimit._digest("gina\0echo") + ":60:n")
+    assert int(client.get(key)) == 11  # the twelfth is held by this process
+
+
+def test_on_redis_a_batch_passes_a_limit_by_at_most_n_minus_1_calls_per_process(
+    redis_cache: Any, settings: Any, monkeypatch: Any
+) -> None:
+    """T-13 with RATE_LIMIT_BATCH: two processes (each its own knowledge of the counters) taking
+    calls in turn, the worst order for the bound: 20 per window with batches of 5 accepts 20 to
+    20 + 2 x 4 calls."""
+    from mcp_tools import ratelimit
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "RATE_LIMIT_BATCH": 5}
+    processes = [ratelimit._Windows(), ratelimit._Windows()]
+    accepted = 0
+    for n in range(80):
+        monkeypatch.setattr(ratelimit, "_windows", processes[n % 2])
+        accepted += hit("hana\0echo", Rate(20, 60)) is None
+    assert 20 <= accepted <= 28
+    # Once each has read the counter past its limit, neither accepts more in this window.
+    for n in range(10):
+        monkeypatch.setattr(ratelimit, "_windows", processes[n % 2])
+        assert hit("hana\0echo", Rate(20, 60)) is not None
+
+
+def test_on_redis_a_batch_holds_the_limit_for_concurrent_callers_of_one_process(
+    redis_cache: Any, settings: Any
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "RATE_LIMIT_BATCH": 5}
+    rate = Rate(25, 60)
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(lambda _: hit("ivan\0echo", rate), range(60)))
+    assert 25 <= sum(o is None for o in outcomes) <= 29
+    assert all(o is None or 1.0 <= o <= 60 for o in outcomes)
+
+
+def test_on_redis_every_context_counts_through_one_backend(redis_cache: Any) -> None:
+    """Django keeps a cache backend per context: under ASGI a request that did not inherit one
+    made its own, and its own Redis connection pool (a new connection per request). The rate
+    limit shares the process's RedisCache (redis-py's pool is thread-safe)."""
+    import contextvars
+
+    from mcp_tools import ratelimit
+
+    backends = [contextvars.Context().run(ratelimit._default_cache) for _ in range(3)]
+    assert backends[0] is backends[1] is backends[2]
+    clients = [contextvars.Context().run(lambda: hit("mia\0echo", Rate(100, 60))) for _ in range(3)]
+    assert clients == [None, None, None]
