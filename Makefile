@@ -94,8 +94,8 @@ NEXT_DB_NAME ?= test_mcp_next
 
 # The three parts run at once, each part's output printed whole when it ends: each pass leaves a
 # core idle part of the time (tests that wait on threads, timeouts, PostgreSQL), and the wheel test
-# waits on pip (measured, the machine shared: one after another 8:38 at a load of 1 to 5; at once
-# 6:40 at a load of 2 to 8, median 6.5).
+# waits on pip (measured: at once 3:10 on a quiet machine, 6:40 beside other work, load median 6.5;
+# one after another 8:38, load 1 to 5).
 test-next:  ## Django 6.1 + Python 3.13 (a cached Debian 13 chroot): unit + integration (+ security) on SQLite, on PostgreSQL, and the wheel test, at once
 	$(NEXT) true  # the chroot and the venv, made once before the three parts use them
 	$(MAKE) --no-print-directory -j3 --output-sync=target test-next-sqlite test-next-postgres test-next-wheel
