@@ -1,9 +1,11 @@
-"""The built wheel installs clean (not editable) into a fresh venv and serves a new project.
+"""The built wheel installs clean (not editable) into a site's venv and serves a new project.
 
-Builds the wheel (or takes the one `make dist` left in dist/), installs it with the oauth extra
-into a venv under tmp, runs `django-admin startproject`, adds the app as the docs say, runs
-`migrate` and `check --deploy` with production settings, serves the site with uvicorn on
-127.0.0.1 and makes MCP calls with the official Python SDK from the repository's venv.
+Builds the wheel (or takes the one `make dist` left in dist/), makes a venv under tmp holding the
+Django this suite runs on (5.2 here, 6.1 on Python 3.13 in `make test-next`), installs the wheel
+into it with plain pip and the oauth extra (the site's Django stays), runs `django-admin
+startproject`, adds the app as the docs say, runs `migrate` and `check --deploy` with production
+settings (no Python warning names the package either), serves the site with uvicorn on 127.0.0.1
+and makes MCP calls with the official Python SDK from the repository's venv.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import django
 import pytest
 
 from tests.servers import free_port
@@ -36,6 +39,8 @@ CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = 31536000
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
+if "MAILERS" in globals():  # Django 6.1's new project prints mail to the console; a site sends it
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend"}}
 INSTALLED_APPS += ["mcp_tools"]
 MCP_TOOLS = {"SERVER_NAME": "wheelsite"}
 # No OAuth clients in this smoke test: the open endpoint is intended here.
@@ -51,6 +56,13 @@ def run(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None =
     done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, (args, done.stdout[-3000:], done.stderr[-3000:])
     return done.stdout
+
+
+def run_all(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Like run, and gives stdout and stderr together (the warnings are on stderr)."""
+    done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (args, done.stdout[-3000:], done.stderr[-3000:])
+    return done.stdout + done.stderr
 
 
 def wheel(tmp_path: Path) -> Path:
@@ -72,7 +84,11 @@ def test_wheel_installs_and_serves(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv)
     py = venv / "bin" / "python"
+    # The site first, on the Django this suite runs on; then the package, as a site adds it.
+    run(py, "-m", "pip", "install", "-q", f"Django=={django.__version__}")
     run(py, "-m", "pip", "install", "-q", f"{whl}[oauth]", "uvicorn>=0.31.1,<1")
+    kept = run(py, "-c", "import django; print(django.__version__)", cwd=tmp_path, env=env).strip()
+    assert kept == django.__version__, f"installing the wheel changed the site's Django to {kept}"
     # Not editable: the package comes from site-packages, templates and migrations included.
     where = run(
         py, "-c", "import mcp_tools, pathlib; print(pathlib.Path(mcp_tools.__file__).parent)", cwd=tmp_path, env=env
@@ -93,8 +109,14 @@ def test_wheel_installs_and_serves(tmp_path: Path) -> None:
     urls.write_text(
         urls.read_text().replace("from django.urls import path", "from django.urls import include, path") + URLS
     )
-    run(py, "manage.py", "migrate", "--noinput", "-v0", cwd=site, env=env)
-    run(py, "manage.py", "check", "--deploy", "--fail-level", "WARNING", cwd=site, env={**env, "SSL_REDIRECT": "1"})
+    # Every Python warning shown, and none may name the package.
+    shown = {**env, "PYTHONWARNINGS": "default"}
+    migrated = run_all(py, "manage.py", "migrate", "--noinput", "-v0", cwd=site, env=shown)
+    checked = run_all(
+        py, "manage.py", "check", "--deploy", "--fail-level", "WARNING", cwd=site, env={**shown, "SSL_REDIRECT": "1"}
+    )
+    for output in (migrated, checked):
+        assert "mcp_tools" not in output, output[-3000:]
 
     port = free_port()
     server = subprocess.Popen(

@@ -193,7 +193,12 @@ def test_warm_builds_the_catalog_before_any_request_and_leaves_no_connection_ope
     front = McpWsgiFront(Inner())
     assert front.warm() is True
     if postgres:
-        assert _fetch_count(sessions) == before  # its own connection, closed
+        # Its own connection, closed: a backend leaves pg_stat_activity a moment after its client
+        # closed the connection (listed still in 58 of 200 closes here), so the count may lag.
+        deadline = time.monotonic() + 5
+        while _fetch_count(sessions) > before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _fetch_count(sessions) == before
     built = catalog._current
     assert built is not None
     assert built.version == CatalogVersion.current()

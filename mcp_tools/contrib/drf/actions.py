@@ -34,7 +34,7 @@ def resolve_actions(toolset: ModelToolset) -> dict[str, AdminAction]:
     model_admin = toolset.get_model_admin()
     if model_admin is None:
         raise ValueError(f"Toolset {toolset.key!r}: {toolset.opts.label} has no ModelAdmin, so it has no actions.")
-    available = {name: (func, description) for func, name, description in model_admin._get_base_actions()}
+    available = dict(_base_actions(model_admin))
     missing = [name for name in toolset.actions if name not in available]
     if missing:
         raise ValueError(
@@ -58,6 +58,21 @@ def resolve_actions(toolset: ModelToolset) -> dict[str, AdminAction]:
             allowed_permissions=tuple(getattr(func, "allowed_permissions", ())),
         )
     return out
+
+
+def _base_actions(model_admin: Any) -> list[tuple[str, tuple[Callable[..., Any], str]]]:
+    """The ModelAdmin's actions before any request-based filtering, as (name, (func, description)).
+
+    Django 6.1 gives ``Action`` objects (unpacking one is deprecated) where 5.2 and 6.0 give
+    ``(func, name, description)`` tuples."""
+    found = []
+    for action in model_admin._get_base_actions():
+        if isinstance(action, tuple):
+            func, name, description = action
+        else:
+            func, name, description = action.func, action.name, action.description
+        found.append((name, (func, description)))
+    return found
 
 
 def action_schemas(toolset: ModelToolset) -> tuple[dict[str, Any], dict[str, Any]]:
