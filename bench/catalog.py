@@ -107,7 +107,7 @@ def walk(catalog: Any, principal: Any, page_size: int, misses: list[float], hits
     key = cursor_key()
     rev = get_revision(LATEST)
     visible = get_auth_backend().can_see
-    scoped = catalog.entitled(principal)
+    scoped = catalog.with_permissions(principal)
 
     def render(tools: list[dict[str, Any]], next_after: str | None) -> bytes:
         result: dict[str, Any] = {"resultType": "complete", "tools": tools}

@@ -256,7 +256,7 @@ class Catalog:
         scopes = self.scopes.expand(principal.granted)
         return principal if scopes == principal.scopes else dataclasses.replace(principal, scopes=scopes)
 
-    def entitled(self, principal: Principal) -> Principal:
+    def with_permissions(self, principal: Principal) -> Principal:
         """``scoped(principal)`` with the user's permissions loaded when some tool requires any.
 
         Reads the database (``user.has_perm``: none for a superuser, two queries otherwise),

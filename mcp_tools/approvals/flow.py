@@ -24,7 +24,7 @@ from ..asking.waiting import poll
 from ..catalog import CompiledTool
 from ..conf import mcp_settings
 from ..models import ApprovalState, McpApproval, McpTask
-from ..protocol import tasks as wire
+from ..protocol import task_wire as wire
 from ..protocol import versions as v
 from ..runner import error
 from ..tasking import AWAITING_APPROVAL, QueueUnavailable

@@ -30,7 +30,7 @@ from ..catalog import Catalog, CompiledTool, get_catalog
 from ..conf import mcp_settings
 from ..models import ApprovalState
 from ..protocol import errors as e
-from ..protocol import tasks as task_wire
+from ..protocol import task_wire
 from ..protocol.errors import McpError
 from ..protocol.headers import check_param_headers
 from ..protocol.jsonrpc import Request
@@ -44,7 +44,7 @@ from . import inputs
 from .exchange import Exchange, complete
 from .identity import modern_meta
 from .sessions import declared_capabilities
-from .tools import find_tool
+from .tools import callable_tool
 
 __all__ = ["CALL_SLOT_SECONDS", "ToolCall", "call_tool"]
 
@@ -149,8 +149,8 @@ class ToolCall:
 
     def find_tool(self) -> CompiledTool:
         catalog = self.catalog = get_catalog()
-        self.ex.principal = catalog.entitled(self.ex.principal)  # handlers and tasks get the expanded scopes
-        tool = find_tool(self.name, self.ex.principal, catalog)
+        self.ex.principal = catalog.with_permissions(self.ex.principal)  # handlers and tasks get the expanded scopes
+        tool = callable_tool(self.name, self.ex.principal, catalog)
         if not tool.model_visible and not self.ex.apps_declared():
             # MCP Apps: an app-only tool is "callable by the app"; a client without the
             # extension has no app, so the tool answers as one that does not exist.
@@ -269,12 +269,12 @@ class ToolCall:
             raise self.retry_later(message, 1.0)
         try:
             asker = inputs.asker_for(self.ex, tool, self.arguments, self.params)
-            return self.invoke(tool, asker)
+            return self.call_handler(tool, asker)
         finally:
             if bound:
                 ratelimit.release_slot(slot)
 
-    def invoke(self, tool: CompiledTool, asker: Asker | None) -> dict[str, Any] | None:
+    def call_handler(self, tool: CompiledTool, asker: Asker | None) -> dict[str, Any] | None:
         """Run the handler through the runner; None means it was cancelled."""
         ex = self.ex
         if discovery.is_builtin(tool):  # search_tools, describe_tools: answered with the caller's grant

@@ -20,7 +20,7 @@ from ..types import Principal
 from .exchange import Exchange
 from .identity import cursor_key, modern_meta
 
-__all__ = ["authorize_batch", "find_tool", "list_tools"]
+__all__ = ["authorize_batch", "callable_tool", "list_tools"]
 
 logger = logging.getLogger("mcp_tools")
 
@@ -47,7 +47,7 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
         return orjson.dumps(result)
 
     catalog = get_catalog()
-    principal = catalog.entitled(ex.principal)
+    principal = catalog.with_permissions(ex.principal)
     body = catalog.page(
         rev,
         principal,
@@ -65,7 +65,8 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
     return encode_raw_result(req.id, body)
 
 
-def find_tool(name: Any, principal: Principal, catalog: Catalog) -> CompiledTool:
+def callable_tool(name: Any, principal: Principal, catalog: Catalog) -> CompiledTool:
+    """The tool ``name`` this principal may call; a hidden tool answers like an unknown one."""
     if not isinstance(name, str):
         raise e.invalid_params("tools/call needs params.name (a string)")
     backend = get_auth_backend()
@@ -97,10 +98,10 @@ def authorize_batch(requests: list[Request], principal: Principal) -> None:
     """Raise the step-up ``AuthFailure`` of the first ``tools/call`` in ``requests`` the
     principal may not make, before any of them runs; other problems are answered per item."""
     catalog = get_catalog()
-    scoped = catalog.entitled(principal)
+    scoped = catalog.with_permissions(principal)
     for req in requests:
         if req.method == "tools/call":
             try:
-                find_tool(req.params.get("name"), scoped, catalog)
+                callable_tool(req.params.get("name"), scoped, catalog)
             except McpError:
                 continue

@@ -1,7 +1,7 @@
 """Tasks: create a row and enqueue it, serve the task methods, and shape a row per revision.
 
 One row (``McpTask``) per task; the two revision families see it through the adapters in
-``mcp_tools.protocol.tasks``. Ownership is ``principal.key`` (the grant: user and client) and
+``mcp_tools.protocol.task_wire``. Ownership is ``principal.key`` (the grant: user and client) and
 the scopes the tool required (``McpTask.required_scopes``): every lookup filters on both, so a
 foreign task id, or one the token's scopes no longer cover, answers exactly like an unknown one
 (T11-16, TX-13). The worker side is
@@ -24,9 +24,9 @@ from ..asking import outstanding
 from ..catalog import CompiledTool, get_catalog
 from ..conf import mcp_settings
 from ..models import McpTask
-from ..models.tasks import TaskQuerySet
+from ..models.task_rows import TaskQuerySet
 from ..protocol import errors as e
-from ..protocol import tasks as wire
+from ..protocol import task_wire as wire
 from ..protocol import versions as v
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.shaping import shape_result

@@ -25,7 +25,7 @@ from ..catalog import get_catalog
 from ..conf import mcp_settings
 from ..models import McpTask
 from ..protocol import errors as e
-from ..protocol import tasks as wire
+from ..protocol import task_wire as wire
 from ..protocol import versions as v
 from ..threads import close_old_connections
 from ..types import Asker, Principal, ToolResult
