@@ -24,6 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
 from typing import Any
@@ -69,19 +70,24 @@ def _lowered(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n.lower() for n in names)
 
 
-def record(
-    *,
-    principal: Principal,
-    tool_name: str,
-    tool_version: int | None,
-    arguments: Mapping[str, Any] | None,
-    sensitive: frozenset[str],
-    outcome: str,
-    detail: str = "",
-    duration_ms: float,
-    request_id: Any,
-    protocol_version: str,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class CallEvent:
+    """What one audit row says of a call (or of a decision on one): who, which tool, with
+    which arguments (summarized, ``sensitive`` names redacted), how it ended and how long it took."""
+
+    principal: Principal
+    tool_name: str
+    tool_version: int | None
+    arguments: Mapping[str, Any] | None
+    sensitive: frozenset[str]
+    outcome: str
+    duration_ms: float
+    request_id: Any
+    protocol_version: str
+    detail: str = ""
+
+
+def record(event: CallEvent) -> None:
     """Record one AuditEvent; a failure to write is logged, never breaks the call.
 
     It runs on every call: the row joins the process's buffer (one multi-row INSERT per batch,
@@ -89,6 +95,7 @@ def record(
     """
     if not mcp_settings.AUDIT_ENABLED:
         return
+    principal = event.principal
     user_id = principal.user_id if principal.user_id is not None else getattr(principal.user, "pk", None)
     try:
         values = {
@@ -97,21 +104,21 @@ def record(
             "user": user_id,
             "client_id": (principal.client_id or "")[:255],
             "scopes": "" if principal.granted is None else " ".join(sorted(principal.granted)),
-            "tool_name": str(tool_name)[:128],
-            "tool_version": tool_version,
-            "arguments": summarize_arguments(arguments or {}, sensitive),
-            "outcome": outcome,
-            "detail": detail[:300],
-            "duration_ms": round(duration_ms, 3),
-            "request_id": str(request_id)[:100],
-            "protocol_version": protocol_version,
+            "tool_name": str(event.tool_name)[:128],
+            "tool_version": event.tool_version,
+            "arguments": summarize_arguments(event.arguments or {}, event.sensitive),
+            "outcome": event.outcome,
+            "detail": event.detail[:300],
+            "duration_ms": round(event.duration_ms, 3),
+            "request_id": str(event.request_id)[:100],
+            "protocol_version": event.protocol_version,
         }
         if mcp_settings.AUDIT_FLUSH_ROWS <= 1 or mcp_settings.AUDIT_FLUSH_SECONDS <= 0:
             _insert([values])
         else:
             _buffer.add(values, held=_held.active)
     except Exception:
-        logger.exception("Could not write the audit event of a call to %r", tool_name)
+        logger.exception("Could not write the audit event of a call to %r", event.tool_name)
 
 
 def flush(*, final: bool = False) -> None:

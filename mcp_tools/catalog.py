@@ -208,6 +208,33 @@ def build_scope_info(rows: list[tuple[str, str, bool]], edges: list[tuple[str, s
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PageQuery:
+    """One page of tools/list asked of the catalog: for a revision and a principal (seeing
+    what ``visible`` lets it see), after a tool's name, at most ``page_size`` tools and (with
+    ``max_bytes``) that many bytes; ``apps``: the client declared MCP Apps; ``subset``: only
+    the tools progressive discovery keeps."""
+
+    rev: Revision
+    principal: Principal
+    visible: VisibilityCheck
+    after: str | None
+    page_size: int
+    tasks_enabled: bool
+    max_bytes: int = 0
+    apps: bool = False
+    subset: Subset | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The tools of one page, shaped, and the name the next page starts after (None: the last)."""
+
+    key: tuple[Any, ...]
+    tools: list[dict[str, Any]]
+    next_after: str | None
+
+
 @dataclass(slots=True)
 class _View:
     # Positions in ``Catalog.tools``, 4 bytes each (a list of ints costs 36: 10,000 tools seen
@@ -327,57 +354,54 @@ class Catalog:
             view.fingerprint = digest.hexdigest()
         return view.fingerprint
 
-    def page(
-        self,
-        rev: Revision,
-        principal: Principal,
-        visible: VisibilityCheck,
-        after: str | None,
-        page_size: int,
-        render: Callable[[list[dict[str, Any]], str | None], bytes],
-        *,
-        tasks_enabled: bool,
-        max_bytes: int = 0,
-        apps: bool = False,
-        subset: Subset | None = None,
-    ) -> bytes:
-        """The serialised result of one page; ``render`` frames tools and the next position.
-
-        With ``max_bytes`` a page also ends before its tools would pass that many bytes (it holds
-        one tool at least), so a page of large tools stays within the bound on answers. With
-        ``subset``, the pages list only what it keeps, its ``lead`` tools first.
-        """
-        apps = apps and self.has_ui  # no view anywhere: every client shares the same pages
-        key = (
-            rev.version, self._key(principal), after, page_size, tasks_enabled, max_bytes, apps,
-            None if subset is None else subset.key,
-        )  # fmt: skip
+    def cached_page(self, query: PageQuery) -> bytes | None:
+        """The serialised page ``query`` asks for, if this catalog has it (then it is the most
+        recently used)."""
+        key = self._page_key(query)
         cached = self._pages.get(key)
         if cached is not None:
             with self._lock:
                 if key in self._pages:
                     self._pages.move_to_end(key)
-            return cached
-        indices = self._view(principal, visible, apps, subset).indices
+        return cached
+
+    def select_page(self, query: PageQuery) -> Page:
+        """The tools of the page ``query`` asks for, shaped for its revision, and the position
+        of the next page; whoever serialises it gives the bytes to ``remember_page``.
+
+        With ``max_bytes`` a page also ends before its tools would pass that many bytes (it holds
+        one tool at least), so a page of large tools stays within the bound on answers. With
+        ``subset``, the pages list only what it keeps, its ``lead`` tools first.
+        """
+        apps, subset, after, rev = query.apps and self.has_ui, query.subset, query.after, query.rev
+        indices = self._view(query.principal, query.visible, apps, subset).indices
         start = 0
         if after is not None:
             # Keyset position: the first visible tool whose name sorts after ``after``.
             # Binary search through the view by name: no list of its names built per page.
-            names = self.names
-            start = bisect.bisect_right(indices, after, key=names.__getitem__)
-        chosen = indices[start : start + page_size]
-        tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=tasks_enabled, apps=apps) for i in chosen]
+            start = bisect.bisect_right(indices, after, key=self.names.__getitem__)
+        chosen = indices[start : start + query.page_size]
+        tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=query.tasks_enabled, apps=apps) for i in chosen]
         lead = [] if subset is None or after is not None else [shape_tool(t.spec, rev) for t in subset.lead]
-        if max_bytes and tools:
-            kept = _fitting(lead + tools, max_bytes) - len(lead)
+        if query.max_bytes and tools:
+            kept = _fitting(lead + tools, query.max_bytes) - len(lead)
             if kept < len(tools):
                 kept = max(kept, 1)
                 chosen, tools = chosen[:kept], tools[:kept]
-        tools = lead + tools
         next_after = self.tools[chosen[-1]].name if chosen and start + len(chosen) < len(indices) else None
-        body = render(tools, next_after)
-        self._remember(key, body)
-        return body
+        return Page(self._page_key(query), lead + tools, next_after)
+
+    def remember_page(self, page: Page, body: bytes) -> None:
+        """Keep ``body``, the serialised ``page``, for the next request of the same page."""
+        self._remember(page.key, body)
+
+    def _page_key(self, query: PageQuery) -> tuple[Any, ...]:
+        subset = query.subset
+        return (
+            query.rev.version, self._key(query.principal), query.after, query.page_size, query.tasks_enabled,
+            query.max_bytes, query.apps and self.has_ui,  # no view anywhere: every client shares the same pages
+            None if subset is None else subset.key,
+        )  # fmt: skip
 
     def _remember(self, key: tuple[Any, ...], body: bytes) -> None:
         """Cache one page, evicting the least recently used ones past ``page_cache_limit``."""

@@ -13,7 +13,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -30,6 +30,7 @@ __all__ = [
     "Cancelled",
     "Complete",
     "InputRequired",
+    "Invocation",
     "LogFn",
     "Outcome",
     "ProgressFn",
@@ -37,6 +38,7 @@ __all__ = [
     "error",
     "invoke",
     "normalize",
+    "settle",
 ]
 
 logger = logging.getLogger("mcp_tools")
@@ -70,38 +72,48 @@ CANCELLED = Cancelled()
 
 Outcome = Complete | InputRequired | Cancelled
 
+R = TypeVar("R")
 
-def invoke(
-    tool: CompiledTool,
-    arguments: dict[str, Any],
-    principal: Principal,
-    progress: ProgressFn,
-    log: LogFn,
-    cancelled: Callable[[], bool],
-    asker: Asker | None = None,
-) -> Outcome:
-    """Run a tool's handler (in the web process or a task worker).
 
-    The outcome is revision-neutral: failures become ``isError`` results, never exceptions.
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One run of a tool's handler: what its ``ToolContext`` is built from.
+
     ``asker`` answers ``ctx.elicit``/``ctx.sample`` (``mcp_tools.asking``); without one the
     handler's questions end the call with an ``isError`` result.
     """
+
+    tool: CompiledTool
+    arguments: dict[str, Any]
+    principal: Principal
+    progress: ProgressFn
+    log: LogFn
+    cancelled: Callable[[], bool]
+    asker: Asker | None = None
+
+
+def invoke(call: Invocation) -> Outcome:
+    """Run a tool's handler (in the web process or a task worker).
+
+    The outcome is revision-neutral: failures become ``isError`` results, never exceptions.
+    """
+    tool, principal, cancelled = call.tool, call.principal, call.cancelled
     kind = registry.get(tool.handler_key)
     if kind is None or tool.unavailable:
         why = tool.unavailable or f"its tool kind {tool.handler_key!r} is not registered"
         logger.error("Tool %r is not available in this process: %s", tool.name, why)
         return Complete(error(f"Tool {tool.name!r} is not available right now."))
     context = ToolContext(
-        arguments=arguments,
+        arguments=call.arguments,
         config=tool.handler_config,
         principal=principal,
         tool_name=tool.name,
         tool_version=tool.version,
-        _progress=progress,
-        _log=log,
+        _progress=call.progress,
+        _log=call.log,
         _cancelled=cancelled,
         handles=HandleStore(principal),
-        _asker=asker,
+        _asker=call.asker,
     )
     try:
         outcome = kind.func(context)
@@ -118,6 +130,18 @@ def invoke(
     if cancelled():
         return CANCELLED
     return Complete(check_outcome(tool, outcome))
+
+
+def settle(
+    outcome: Outcome, done: Callable[[ToolResult], R], asked: Callable[[dict[str, dict[str, Any]]], R]
+) -> R | None:
+    """What an outcome ends the call with, for a request and a task worker alike: ``done`` of
+    the result, ``asked`` of the handler's requests for input, None when it was cancelled."""
+    if isinstance(outcome, Complete):
+        return done(outcome.result)
+    if isinstance(outcome, InputRequired):
+        return asked(outcome.requests)
+    return None
 
 
 def error(message: str) -> ToolResult:

@@ -9,7 +9,7 @@ import orjson
 
 from .. import discovery
 from ..auth import get_auth_backend
-from ..catalog import Catalog, CompiledTool, get_catalog
+from ..catalog import Catalog, CompiledTool, PageQuery, get_catalog
 from ..conf import mcp_settings
 from ..protocol import errors as e
 from ..protocol.cursor import decode_cursor, encode_cursor
@@ -48,20 +48,24 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
 
     catalog = get_catalog()
     principal = catalog.with_permissions(ex.principal)
-    body = catalog.page(
+    query = PageQuery(
         rev,
         principal,
         backend.can_see,
         after,
         mcp_settings.PAGE_SIZE,
-        render,
-        tasks_enabled=tasks_enabled(),
+        tasks_enabled(),
         max_bytes=mcp_settings.MAX_RESPONSE_BYTES,
         # Asked only when some tool has a view: otherwise the pages are the same for every client.
         apps=catalog.has_ui and ex.apps_declared(),
         # Progressive discovery: the entry set and the discovery tools (None: the whole view).
         subset=discovery.entry(catalog, principal, backend.can_see),
     )
+    body = catalog.cached_page(query)
+    if body is None:
+        page = catalog.select_page(query)
+        body = render(page.tools, page.next_after)
+        catalog.remember_page(page, body)
     return encode_raw_result(req.id, body)
 
 

@@ -266,15 +266,15 @@ def _run(task: McpTask, can_ask: bool = True) -> str:
             f"Tool {tool.name!r} cannot ask the client for input here: this task runs eagerly, inside "
             "the request that created it (CELERY_TASK_ALWAYS_EAGER), so the client cannot answer yet."
         )
-    match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled, asker):
-        case runner.Cancelled():
-            # The handler saw the cancellation (or a newer attempt took over); the row says so.
-            return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
-        case runner.InputRequired():
-            # Only a handler raising InputNeeded itself gets here: the task's asker waits instead.
-            outcome = runner.error(f"Tool {tool.name!r} needs input, which a task cannot ask for this way.")
-        case runner.Complete(result):
-            outcome = result
+    outcome = runner.settle(
+        runner.invoke(runner.Invocation(tool, dict(task.arguments), _principal(task), progress, log, cancelled, asker)),
+        _as_is,
+        # Only a handler raising InputNeeded itself gets here: the task's asker waits instead.
+        lambda _: runner.error(f"Tool {tool.name!r} needs input, which a task cannot ask for this way."),
+    )
+    if outcome is None:
+        # The handler saw the cancellation (or a newer attempt took over); the row says so.
+        return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
     stored = store_result(outcome)
     size = len(orjson.dumps(stored))
     limit = int(mcp_settings.TASK_RESULT_MAX_BYTES)
@@ -293,6 +293,10 @@ def _run(task: McpTask, can_ask: bool = True) -> str:
         return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
     logger.info("Task %s %s", task.pk, status)
     return status
+
+
+def _as_is(result: ToolResult) -> ToolResult:
+    return result
 
 
 def _error_summary(result: ToolResult) -> str:
