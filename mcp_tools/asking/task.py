@@ -47,6 +47,7 @@ class TaskAsker:
         attempt: int,
         principal_key: str,
         version: str,
+        *,
         capabilities: Mapping[str, Any],
         cancelled: Callable[[], bool],
     ) -> None:

@@ -104,7 +104,13 @@ def accept_notification(message: Notification, session: McpSession) -> None:
     """A legacy client's notification, routed by the table (unknown ones are ignored)."""
     entry = METHODS.get(message.method)
     with telemetry.request_span(
-        message.method, message.params, None, None, session.protocol_version, session.pk, known=entry is not None
+        message.method,
+        message.params,
+        None,
+        headers=None,
+        protocol_version=session.protocol_version,
+        session_id=session.pk,
+        known=entry is not None,
     ):
         if entry is not None and entry.accept is not None:
             entry.accept(message, session)
@@ -118,7 +124,13 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
     session_id = ex.session.pk if ex.session is not None else None
     entry = METHODS.get(req.method)
     with telemetry.request_span(
-        req.method, req.params, req.id, ex.headers, ex.revision.version, session_id, known=entry is not None
+        req.method,
+        req.params,
+        req.id,
+        headers=ex.headers,
+        protocol_version=ex.revision.version,
+        session_id=session_id,
+        known=entry is not None,
     ) as span:
         try:
             if entry is None or entry.serve is None or not entry.served(ex.revision):

@@ -260,7 +260,9 @@ def _run(task: McpTask, can_ask: bool = True) -> str:
     # ctx.elicit / ctx.sample: the task waits in input_required for the client's answer (T11-11,
     # TX-6/TX-7), as far as the client declared it can answer when it created the task.
     capabilities = task.client_capabilities if isinstance(task.client_capabilities, dict) else {}
-    asker: Asker = TaskAsker(task.pk, task.attempts, task.principal_key, rev.version, capabilities, cancelled)
+    asker: Asker = TaskAsker(
+        task.pk, task.attempts, task.principal_key, rev.version, capabilities=capabilities, cancelled=cancelled
+    )
     if not can_ask:
         asker = NoAsker(
             f"Tool {tool.name!r} cannot ask the client for input here: this task runs eagerly, inside "
