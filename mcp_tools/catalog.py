@@ -191,21 +191,23 @@ def build_scope_info(rows: list[tuple[str, str, bool]], edges: list[tuple[str, s
     for source, target in edges:
         if source in active and target in active:
             direct[source].add(target)
-    closure: dict[str, frozenset[str]] = {}
-    for name in active:
-        seen = {name}
-        stack = [name]
-        while stack:
-            for nxt in direct[stack.pop()]:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        closure[name] = frozenset(seen)
     return ScopeInfo(
-        closure=closure,
+        closure={name: _implied(name, direct) for name in active},
         advertised=frozenset(name for name, _, adv in rows if adv),
         descriptions={name: description for name, description, _ in rows},
     )
+
+
+def _implied(name: str, direct: dict[str, set[str]]) -> frozenset[str]:
+    """``name`` and every scope it implies, directly or through others."""
+    seen = {name}
+    stack = [name]
+    while stack:
+        for nxt in direct[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return frozenset(seen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,11 +310,7 @@ class Catalog:
         """What one scope set sees, computed once per catalog version; without ``apps`` (a
         client that did not declare MCP Apps) app-only tools are left out; with ``subset``, only
         the tools it keeps."""
-        key = self._key(principal)
-        if not apps and self.has_app_only:
-            key += "\0model"
-        if subset is not None:
-            key += "\0" + subset.key
+        key = self._view_key(principal, apps, subset)
         found = self._views.get(key)
         if found is None:
             found = _View(
@@ -334,6 +332,14 @@ class Catalog:
                     self._views.clear()
                 self._views[key] = found
         return found
+
+    def _view_key(self, principal: Principal, apps: bool, subset: Subset | None) -> str:
+        key = self._key(principal)
+        if not apps and self.has_app_only:
+            key += "\0model"
+        if subset is not None:
+            key += "\0" + subset.key
+        return key
 
     def visible_indices(self, principal: Principal, visible: VisibilityCheck) -> array[int]:
         return self._view(principal, visible).indices
@@ -384,10 +390,8 @@ class Catalog:
         tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=query.tasks_enabled, apps=apps) for i in chosen]
         lead = [] if subset is None or after is not None else [shape_tool(t.spec, rev) for t in subset.lead]
         if query.max_bytes and tools:
-            kept = _fitting(lead + tools, query.max_bytes) - len(lead)
-            if kept < len(tools):
-                kept = max(kept, 1)
-                chosen, tools = chosen[:kept], tools[:kept]
+            kept = max(_fitting(lead + tools, query.max_bytes) - len(lead), 1)
+            chosen, tools = chosen[:kept], tools[:kept]
         next_after = self.tools[chosen[-1]].name if chosen and start + len(chosen) < len(indices) else None
         return Page(self._page_key(query), lead + tools, next_after)
 
@@ -472,21 +476,28 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         spec=spec,
         handler_key=row["handler_key"],
         handler_config=row["handler_config"] or {},
-        required_scopes=frozenset(row.get("required_scopes") or ()),
         param_headers=headers,
-        rate_limit=row.get("rate_limit") or "",
         sensitive_arguments=_sensitive(row),
         required_permissions=frozenset() if unavailable else _permissions(row),
         output_trusted=not unavailable and _output_trusted(row),
         unavailable=unavailable,
-        requires_approval=bool(row.get("requires_approval")),
-        approval_timeout=row.get("approval_timeout") or None,
-        ui_template=row.get("ui_template") or "",
-        ui_template_name=row.get("ui_template_name") or "",
         ui_meta=_ui_meta(row),
-        always_listed=bool(row.get("always_listed")),
-        tags=tuple(t for t in row.get("tags") or () if isinstance(t, str)),
+        **_optional_fields(row),
     )
+
+
+def _optional_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """The fields a row may lack (a partial ``values()``, a test's row), with their defaults."""
+    return {
+        "required_scopes": frozenset(row.get("required_scopes") or ()),
+        "rate_limit": row.get("rate_limit") or "",
+        "requires_approval": bool(row.get("requires_approval")),
+        "approval_timeout": row.get("approval_timeout") or None,
+        "ui_template": row.get("ui_template") or "",
+        "ui_template_name": row.get("ui_template_name") or "",
+        "always_listed": bool(row.get("always_listed")),
+        "tags": tuple(t for t in row.get("tags") or () if isinstance(t, str)),
+    }
 
 
 def _ui_link(row: dict[str, Any]) -> UiLink | None:
@@ -584,9 +595,10 @@ def get_catalog(*, fresh: bool = False) -> Catalog:
     """
     global _version_model
     max_age = mcp_settings.CATALOG_VERSION_MAX_AGE
-    if max_age and not fresh:
-        until, epoch, reused = _reuse
-        if reused is not None and epoch == freshness.state.epoch and time.monotonic() < until and freshness.reusable():
+    reuse = bool(max_age) and not fresh
+    if reuse:
+        reused = _reusable()
+        if reused is not None:
             return reused
     if _version_model is None:  # bound once: an import statement per request costs a microsecond
         from .models import CatalogVersion
@@ -599,9 +611,17 @@ def get_catalog(*, fresh: bool = False) -> Catalog:
     if catalog is None or catalog.version != version:
         catalog = _build(version)
         _announce_first(version)
-    if max_age and not fresh:
+    if reuse:
         _remember(catalog, read_at + max_age, epoch)
     return catalog
+
+
+def _reusable() -> Catalog | None:
+    """The catalog read last, while its ``CATALOG_VERSION_MAX_AGE`` runs and no change was heard."""
+    until, epoch, reused = _reuse
+    if reused is not None and epoch == freshness.state.epoch and time.monotonic() < until and freshness.reusable():
+        return reused
+    return None
 
 
 def _remember(catalog: Catalog, until: float, epoch: int) -> None:

@@ -176,24 +176,13 @@ def check_outcome(tool: CompiledTool, outcome: Any) -> ToolResult:
         for block in content:
             if not isinstance(block, dict) or block.get("type") not in CONTENT_TYPES:
                 raise TypeError(f"not a content block: {block!r:.80}")
-        if result.has_structured:
-            structured_json = orjson.dumps(result.structured_content).decode()
-            if (
-                not result.is_error
-                and mcp_settings.VALIDATE_OUTPUT
-                and not tool.output_trusted
-                and tool.output_validator is not None
-            ):
-                problems = tool.output_problems(result.structured_content)
-                if problems:
-                    logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)
-                    return error(f"Tool {tool.name!r} produced output that does not match its output schema.")
-            if not content:
-                # T-11: mirror structured content as JSON text for older clients.
-                content = [text(structured_json)]
-        elif tool.output_validator is not None and not result.is_error:
-            logger.error("Tool %r has an outputSchema but returned no structured content", tool.name)
-            return error(f"Tool {tool.name!r} produced no structured output.")
+        structured_json = orjson.dumps(result.structured_content) if result.has_structured else None
+        refused = _output_refusal(tool, result)
+        if refused is not None:
+            return refused
+        if structured_json is not None and not content:
+            # T-11: mirror structured content as JSON text for older clients.
+            content = [text(structured_json.decode())]
         if result.meta is not None:
             orjson.dumps(result.meta)
     except (TypeError, orjson.JSONEncodeError):
@@ -202,3 +191,20 @@ def check_outcome(tool: CompiledTool, outcome: Any) -> ToolResult:
     return ToolResult(
         content=content, structured_content=result.structured_content, is_error=result.is_error, meta=result.meta
     )
+
+
+def _output_refusal(tool: CompiledTool, result: ToolResult) -> ToolResult | None:
+    """The isError result replacing a successful ``result`` that breaks the tool's outputSchema
+    (or has no structured content for one); None when it stands."""
+    if not result.has_structured:
+        if tool.output_validator is not None and not result.is_error:
+            logger.error("Tool %r has an outputSchema but returned no structured content", tool.name)
+            return error(f"Tool {tool.name!r} produced no structured output.")
+        return None
+    if result.is_error or not mcp_settings.VALIDATE_OUTPUT or tool.output_trusted or tool.output_validator is None:
+        return None
+    problems = tool.output_problems(result.structured_content)
+    if not problems:
+        return None
+    logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)
+    return error(f"Tool {tool.name!r} produced output that does not match its output schema.")

@@ -83,30 +83,12 @@ def execute(task_id: str, delivery: str | None = None, *, can_ask: bool = True) 
     task = McpTask.objects.filter(pk=task_id).first()
     if task is None:
         return "missing"  # purged, or the broker outlived the row
-    if task.terminal:
-        return task.status  # cancelled before it started, or a duplicate delivery
-    if delivery is not None and task.celery_id and delivery != task.celery_id:
-        return "superseded"  # queued again after its worker was lost; that message runs it
-    if task.attempts > 0 and task.started_at is not None:
-        if not heartbeat_stale(task):
-            return "running"  # redelivered while its worker still runs it (e.g. a short visibility timeout)
-        # acks_late + reject_on_worker_lost: a worker died with this message unacknowledged.
-        logger.warning("Task %s was interrupted (attempt %s); worker-lost policy %s", task_id, task.attempts,
-                       mcp_settings.TASK_WORKER_LOST)  # fmt: skip
-        if not retry_allowed(task):
-            _fail(task_id, e.INTERNAL_ERROR, WORKER_LOST_MESSAGE, attempt=task.attempts)
-            return wire.FAILED
+    skipped = _not_to_run(task, delivery)
+    if skipped is not None:
+        return skipped
     attempt = task.attempts + 1
-    now = timezone.now()
-    fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "heartbeat_at": now, "updated_at": now}
-    if attempt > 1:
-        # The lost attempt may have been waiting for an answer: this one starts over, working.
-        fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
-    else:
-        # "Waiting for a worker" (recovery.note_unclaimed) is over; any other message stays.
-        waited = When(status_message=WAITING_FOR_WORKER, then=Value(""))
-        fields["status_message"] = Case(waited, default=F("status_message"), output_field=TextField())
     live = (wire.WORKING, wire.INPUT_REQUIRED)
+    fields = _claim(attempt)
     if not McpTask.objects.move(task_id, wire.WORKING, expected=live, attempt=task.attempts, **fields):
         return McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first() or "missing"
     if attempt > 1:
@@ -128,6 +110,39 @@ def execute(task_id: str, delivery: str | None = None, *, can_ask: bool = True) 
                 span.set_attribute("mcp_tools.task.status", status)
             telemetry.task_status(task.tool_name, status)
     return status
+
+
+def _not_to_run(task: McpTask, delivery: str | None) -> str | None:
+    """The status to report instead of running ``task`` for this delivery; None: run it."""
+    if task.terminal:
+        return task.status  # cancelled before it started, or a duplicate delivery
+    if delivery is not None and task.celery_id and delivery != task.celery_id:
+        return "superseded"  # queued again after its worker was lost; that message runs it
+    if task.attempts == 0 or task.started_at is None:
+        return None
+    if not heartbeat_stale(task):
+        return "running"  # redelivered while its worker still runs it (e.g. a short visibility timeout)
+    # acks_late + reject_on_worker_lost: a worker died with this message unacknowledged.
+    logger.warning("Task %s was interrupted (attempt %s); worker-lost policy %s", task.pk, task.attempts,
+                   mcp_settings.TASK_WORKER_LOST)  # fmt: skip
+    if retry_allowed(task):
+        return None
+    _fail(task.pk, e.INTERNAL_ERROR, WORKER_LOST_MESSAGE, attempt=task.attempts)
+    return wire.FAILED
+
+
+def _claim(attempt: int) -> dict[str, Any]:
+    """The fields the conditional UPDATE that claims ``attempt`` writes."""
+    now = timezone.now()
+    fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "heartbeat_at": now, "updated_at": now}
+    if attempt > 1:
+        # The lost attempt may have been waiting for an answer: this one starts over, working.
+        fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
+    else:
+        # "Waiting for a worker" (recovery.note_unclaimed) is over; any other message stays.
+        waited = When(status_message=WAITING_FOR_WORKER, then=Value(""))
+        fields["status_message"] = Case(waited, default=F("status_message"), output_field=TextField())
+    return fields
 
 
 def retry_allowed(task: McpTask) -> bool:
