@@ -218,13 +218,13 @@ def keep(execute, sql, params, many, context):
     seen.append(render(sql, params))
     return execute(sql, params, many, context)
 with connection.execute_wrapper(keep):
-    audit.record(
+    audit.record(audit.CallEvent(
         principal=Principal(
             "user:1/client:cli", None, "cli", granted=frozenset({"notes:read"}), user_id=1, subject="user:1"
         ),
         tool_name="echo", tool_version=1, arguments={"text": "hello"}, sensitive=frozenset(), outcome="ok",
         detail="", duration_ms=0.4, request_id=1, protocol_version="2026-07-28",
-    )
+    ))
 out["audit_one"] = seen[-1]
 print("CAPTURED " + json.dumps(out))
 """

@@ -7,7 +7,8 @@ Seeds a SQLite database (bench/seed.py), gives every tool one of 7 required scop
 this process:
 - builds the catalog (``get_catalog``) and reports the time and the memory it holds (tracemalloc);
 - walks every ``tools/list`` page of every scope set (100 distinct sets of those scopes, each
-  seeing about 0-100 % of the tools) through ``Catalog.page``, the code ``tools/list`` runs,
+  seeing about 0-100 % of the tools) through the catalog's page cache
+  (``Catalog.cached_page``, ``select_page``, ``remember_page``), the code ``tools/list`` runs,
   with the cursor encoding of the real endpoint: the cost of a page built (a miss) and of a
   page served from the cache (a hit), first page and pages deeper in the catalog;
 - does the walk once with the default page cache bound (``PAGE_CACHE_BYTES``) and once
@@ -100,6 +101,7 @@ def walk(catalog: Any, principal: Any, page_size: int, misses: list[float], hits
     import orjson
 
     from mcp_tools.auth import get_auth_backend
+    from mcp_tools.catalog import PageQuery
     from mcp_tools.protocol.cursor import decode_cursor, encode_cursor
     from mcp_tools.protocol.versions import LATEST, get_revision
     from mcp_tools.services.identity import cursor_key
@@ -107,7 +109,7 @@ def walk(catalog: Any, principal: Any, page_size: int, misses: list[float], hits
     key = cursor_key()
     rev = get_revision(LATEST)
     visible = get_auth_backend().can_see
-    scoped = catalog.entitled(principal)
+    scoped = catalog.with_permissions(principal)
 
     def render(tools: list[dict[str, Any]], next_after: str | None) -> bytes:
         result: dict[str, Any] = {"resultType": "complete", "tools": tools}
@@ -119,7 +121,12 @@ def walk(catalog: Any, principal: Any, page_size: int, misses: list[float], hits
     while True:
         t0 = time.perf_counter()
         after = None if cursor is None else decode_cursor(cursor, key, scope="tools/list")
-        body = catalog.page(rev, scoped, visible, after, page_size, render, tasks_enabled=False)
+        query = PageQuery(rev, scoped, visible, after, page_size, tasks_enabled=False)
+        body = catalog.cached_page(query)
+        if body is None:
+            page = catalog.select_page(query)
+            body = render(page.tools, page.next_after)
+            catalog.remember_page(page, body)
         elapsed = time.perf_counter() - t0
         times.append(elapsed)
         (misses if hits is None else hits).append(elapsed)

@@ -128,7 +128,7 @@ def _principal() -> Any:
     from mcp_tools.types import Principal
 
     root = get_user_model().objects.get(username="root")
-    return get_catalog().entitled(Principal(key="user:root", user=root, user_id=root.pk))
+    return get_catalog().with_permissions(Principal(key="user:root", user=root, user_id=root.pk))
 
 
 def recall() -> dict[str, Any]:

@@ -40,7 +40,7 @@ CENTRES = [
     ("  of which the batched INSERT", "mcp_tools/audit.py", "_insert"),
     ("rate limit (cache counter)", "mcp_tools/ratelimit.py", "hit"),
     ("argument validation", "mcp_tools/catalog.py", "input_problems"),
-    ("scopes and tool lookup", "mcp_tools/services/tools.py", "find_tool"),
+    ("scopes and tool lookup", "mcp_tools/services/tools.py", "callable_tool"),
     ("authentication", "mcp_tools/transport/replies.py", "authenticate"),
     ("handler run and result checks", "mcp_tools/runner.py", "invoke"),
     ("result shaping and encoding", "mcp_tools/services/exchange.py", "complete"),

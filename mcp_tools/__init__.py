@@ -1,7 +1,7 @@
 """django-mcp-tools: serve MCP tools stored in the database from a Django site.
 
 The public API is what a handler author needs: ``@handler``, ``ToolContext``, ``ToolResult``,
-``ToolError``, the content helpers, ``handle_kind`` and the answers of ``ctx.elicit`` and
+``ToolError``, the content helpers, ``handle_type`` and the answers of ``ctx.elicit`` and
 ``ctx.sample``. Nothing here touches Django models at import time.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 __version__ = "0.2.0"
 
 from .exceptions import InputUnavailable, ToolCancelled, ToolError
-from .handles.kinds import handle_kind
+from .handles.kinds import handle_type
 from .registry import handler
 from .types import (
     Elicited,
     Handle,
-    HandleKind,
+    HandleType,
     Sampled,
     ToolContext,
     ToolResult,
@@ -29,7 +29,7 @@ from .types import (
 __all__ = [
     "Elicited",
     "Handle",
-    "HandleKind",
+    "HandleType",
     "InputUnavailable",
     "Sampled",
     "ToolCancelled",
@@ -38,7 +38,7 @@ __all__ = [
     "ToolResult",
     "audio",
     "embedded_resource",
-    "handle_kind",
+    "handle_type",
     "handler",
     "image",
     "resource_link",

@@ -24,6 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
 from typing import Any
@@ -69,19 +70,24 @@ def _lowered(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n.lower() for n in names)
 
 
-def record(
-    *,
-    principal: Principal,
-    tool_name: str,
-    tool_version: int | None,
-    arguments: Mapping[str, Any] | None,
-    sensitive: frozenset[str],
-    outcome: str,
-    detail: str = "",
-    duration_ms: float,
-    request_id: Any,
-    protocol_version: str,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class CallEvent:
+    """What one audit row says of a call (or of a decision on one): who, which tool, with
+    which arguments (summarized, ``sensitive`` names redacted), how it ended and how long it took."""
+
+    principal: Principal
+    tool_name: str
+    tool_version: int | None
+    arguments: Mapping[str, Any] | None
+    sensitive: frozenset[str]
+    outcome: str
+    duration_ms: float
+    request_id: Any
+    protocol_version: str
+    detail: str = ""
+
+
+def record(event: CallEvent) -> None:
     """Record one AuditEvent; a failure to write is logged, never breaks the call.
 
     It runs on every call: the row joins the process's buffer (one multi-row INSERT per batch,
@@ -89,6 +95,7 @@ def record(
     """
     if not mcp_settings.AUDIT_ENABLED:
         return
+    principal = event.principal
     user_id = principal.user_id if principal.user_id is not None else getattr(principal.user, "pk", None)
     try:
         values = {
@@ -97,21 +104,21 @@ def record(
             "user": user_id,
             "client_id": (principal.client_id or "")[:255],
             "scopes": "" if principal.granted is None else " ".join(sorted(principal.granted)),
-            "tool_name": str(tool_name)[:128],
-            "tool_version": tool_version,
-            "arguments": summarize_arguments(arguments or {}, sensitive),
-            "outcome": outcome,
-            "detail": detail[:300],
-            "duration_ms": round(duration_ms, 3),
-            "request_id": str(request_id)[:100],
-            "protocol_version": protocol_version,
+            "tool_name": str(event.tool_name)[:128],
+            "tool_version": event.tool_version,
+            "arguments": summarize_arguments(event.arguments or {}, event.sensitive),
+            "outcome": event.outcome,
+            "detail": event.detail[:300],
+            "duration_ms": round(event.duration_ms, 3),
+            "request_id": str(event.request_id)[:100],
+            "protocol_version": event.protocol_version,
         }
         if mcp_settings.AUDIT_FLUSH_ROWS <= 1 or mcp_settings.AUDIT_FLUSH_SECONDS <= 0:
             _insert([values])
         else:
             _buffer.add(values, held=_held.active)
     except Exception:
-        logger.exception("Could not write the audit event of a call to %r", tool_name)
+        logger.exception("Could not write the audit event of a call to %r", event.tool_name)
 
 
 def flush(*, final: bool = False) -> None:
@@ -207,23 +214,8 @@ class _Buffer:
         holding = False  # this thread holds a database connection from its last write
         while True:
             with self.lock:
-                while True:
-                    if not self.rows:
-                        if not holding:
-                            self.wake.wait()
-                        elif not self.wake.wait(_IDLE_CLOSE_SECONDS) and not self.rows:
-                            break  # idle that long: give the connection back (below)
-                        continue
-                    backoff = self.retry_at - time.monotonic()
-                    if backoff > 0:  # the database refused the last try: not before retry_at
-                        self.wake.wait(backoff)
-                        continue
-                    if self.full:
-                        break
-                    left = self.first_at + mcp_settings.AUDIT_FLUSH_SECONDS - time.monotonic()
-                    if left <= 0:
-                        break
-                    self.wake.wait(left)
+                while not self._ready(holding):
+                    pass  # each turn waits until something may have changed
             if holding and not self.rows:
                 # Nothing written for _IDLE_CLOSE_SECONDS: the thread gives its connection back
                 # rather than hold one per process until CONN_MAX_AGE.
@@ -236,6 +228,27 @@ class _Buffer:
             except Exception:  # the writer thread outlives whatever one batch raised
                 logger.exception("The audit writer thread could not write a batch")
             holding = True
+
+    def _ready(self, holding: bool) -> bool:
+        """With the lock held: wait a while; True when a batch is due, or (``holding`` a
+        connection) when nothing came for ``_IDLE_CLOSE_SECONDS``."""
+        if not self.rows:
+            if not holding:
+                self.wake.wait()
+                return False
+            # Idle that long: the connection goes back (the caller sees no rows).
+            return not self.wake.wait(_IDLE_CLOSE_SECONDS) and not self.rows
+        backoff = self.retry_at - time.monotonic()
+        if backoff > 0:  # the database refused the last try: not before retry_at
+            self.wake.wait(backoff)
+            return False
+        if self.full:
+            return True
+        left = self.first_at + mcp_settings.AUDIT_FLUSH_SECONDS - time.monotonic()
+        if left <= 0:
+            return True
+        self.wake.wait(left)
+        return False
 
     def flush(self, *, final: bool = False, due: bool = False) -> None:
         """Write the waiting rows now (``due``: unless the database refused the last try and its
@@ -350,6 +363,19 @@ def _callers_transaction(connection: Any) -> bool:
     return any(not getattr(block, "_from_testcase", False) for block in connection.atomic_blocks)
 
 
+def _statement(alias: str, connection: Any) -> tuple[str, list[Field[Any, Any]], list[tuple[str, Any]]]:
+    """The INSERT's head, its fields and how each value is prepared, for ``alias`` (kept)."""
+    from .models import AuditEvent
+
+    fields = [f for f in AuditEvent._meta.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(f.column) for f in fields)
+    table = quote(AuditEvent._meta.db_table)
+    columns_in = [(f.name, _preparer(f, connection)) for f in fields]
+    statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ", fields, columns_in)  # noqa: S608
+    return statement
+
+
 def _insert(rows: list[dict[str, Any]]) -> None:
     """One INSERT of ``rows`` (several statements, in one transaction, past the backend's
     parameter limit). Inside a caller's transaction it runs in a savepoint, so that a refusal
@@ -358,14 +384,7 @@ def _insert(rows: list[dict[str, Any]]) -> None:
 
     alias = router.db_for_write(AuditEvent)
     connection = connections[alias]
-    statement = _statements.get(alias)
-    if statement is None:
-        fields = [f for f in AuditEvent._meta.concrete_fields if not f.primary_key]
-        quote = connection.ops.quote_name
-        columns = ", ".join(quote(f.column) for f in fields)
-        table = quote(AuditEvent._meta.db_table)
-        columns_in = [(f.name, _preparer(f, connection)) for f in fields]
-        statement = _statements[alias] = (f"INSERT INTO {table} ({columns}) VALUES ", fields, columns_in)  # noqa: S608
+    statement = _statements.get(alias) or _statement(alias, connection)
     head, fields, columns_in = statement
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     size = max(1, connection.ops.bulk_batch_size(fields, rows))

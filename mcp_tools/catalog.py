@@ -191,21 +191,50 @@ def build_scope_info(rows: list[tuple[str, str, bool]], edges: list[tuple[str, s
     for source, target in edges:
         if source in active and target in active:
             direct[source].add(target)
-    closure: dict[str, frozenset[str]] = {}
-    for name in active:
-        seen = {name}
-        stack = [name]
-        while stack:
-            for nxt in direct[stack.pop()]:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        closure[name] = frozenset(seen)
     return ScopeInfo(
-        closure=closure,
+        closure={name: _implied(name, direct) for name in active},
         advertised=frozenset(name for name, _, adv in rows if adv),
         descriptions={name: description for name, description, _ in rows},
     )
+
+
+def _implied(name: str, direct: dict[str, set[str]]) -> frozenset[str]:
+    """``name`` and every scope it implies, directly or through others."""
+    seen = {name}
+    stack = [name]
+    while stack:
+        for nxt in direct[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return frozenset(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class PageQuery:
+    """One page of tools/list asked of the catalog: for a revision and a principal (seeing
+    what ``visible`` lets it see), after a tool's name, at most ``page_size`` tools and (with
+    ``max_bytes``) that many bytes; ``apps``: the client declared MCP Apps; ``subset``: only
+    the tools progressive discovery keeps."""
+
+    rev: Revision
+    principal: Principal
+    visible: VisibilityCheck
+    after: str | None
+    page_size: int
+    tasks_enabled: bool
+    max_bytes: int = 0
+    apps: bool = False
+    subset: Subset | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The tools of one page, shaped, and the name the next page starts after (None: the last)."""
+
+    key: tuple[Any, ...]
+    tools: list[dict[str, Any]]
+    next_after: str | None
 
 
 @dataclass(slots=True)
@@ -256,7 +285,7 @@ class Catalog:
         scopes = self.scopes.expand(principal.granted)
         return principal if scopes == principal.scopes else dataclasses.replace(principal, scopes=scopes)
 
-    def entitled(self, principal: Principal) -> Principal:
+    def with_permissions(self, principal: Principal) -> Principal:
         """``scoped(principal)`` with the user's permissions loaded when some tool requires any.
 
         Reads the database (``user.has_perm``: none for a superuser, two queries otherwise),
@@ -281,11 +310,7 @@ class Catalog:
         """What one scope set sees, computed once per catalog version; without ``apps`` (a
         client that did not declare MCP Apps) app-only tools are left out; with ``subset``, only
         the tools it keeps."""
-        key = self._key(principal)
-        if not apps and self.has_app_only:
-            key += "\0model"
-        if subset is not None:
-            key += "\0" + subset.key
+        key = self._view_key(principal, apps, subset)
         found = self._views.get(key)
         if found is None:
             found = _View(
@@ -308,6 +333,14 @@ class Catalog:
                 self._views[key] = found
         return found
 
+    def _view_key(self, principal: Principal, apps: bool, subset: Subset | None) -> str:
+        key = self._key(principal)
+        if not apps and self.has_app_only:
+            key += "\0model"
+        if subset is not None:
+            key += "\0" + subset.key
+        return key
+
     def visible_indices(self, principal: Principal, visible: VisibilityCheck) -> array[int]:
         return self._view(principal, visible).indices
 
@@ -327,57 +360,52 @@ class Catalog:
             view.fingerprint = digest.hexdigest()
         return view.fingerprint
 
-    def page(
-        self,
-        rev: Revision,
-        principal: Principal,
-        visible: VisibilityCheck,
-        after: str | None,
-        page_size: int,
-        render: Callable[[list[dict[str, Any]], str | None], bytes],
-        *,
-        tasks_enabled: bool,
-        max_bytes: int = 0,
-        apps: bool = False,
-        subset: Subset | None = None,
-    ) -> bytes:
-        """The serialised result of one page; ``render`` frames tools and the next position.
-
-        With ``max_bytes`` a page also ends before its tools would pass that many bytes (it holds
-        one tool at least), so a page of large tools stays within the bound on answers. With
-        ``subset``, the pages list only what it keeps, its ``lead`` tools first.
-        """
-        apps = apps and self.has_ui  # no view anywhere: every client shares the same pages
-        key = (
-            rev.version, self._key(principal), after, page_size, tasks_enabled, max_bytes, apps,
-            None if subset is None else subset.key,
-        )  # fmt: skip
+    def cached_page(self, query: PageQuery) -> bytes | None:
+        """The serialised page ``query`` asks for, if this catalog has it (then it is the most
+        recently used)."""
+        key = self._page_key(query)
         cached = self._pages.get(key)
         if cached is not None:
             with self._lock:
                 if key in self._pages:
                     self._pages.move_to_end(key)
-            return cached
-        indices = self._view(principal, visible, apps, subset).indices
+        return cached
+
+    def select_page(self, query: PageQuery) -> Page:
+        """The tools of the page ``query`` asks for, shaped for its revision, and the position
+        of the next page; whoever serialises it gives the bytes to ``remember_page``.
+
+        With ``max_bytes`` a page also ends before its tools would pass that many bytes (it holds
+        one tool at least), so a page of large tools stays within the bound on answers. With
+        ``subset``, the pages list only what it keeps, its ``lead`` tools first.
+        """
+        apps, subset, after, rev = query.apps and self.has_ui, query.subset, query.after, query.rev
+        indices = self._view(query.principal, query.visible, apps, subset).indices
         start = 0
         if after is not None:
             # Keyset position: the first visible tool whose name sorts after ``after``.
             # Binary search through the view by name: no list of its names built per page.
-            names = self.names
-            start = bisect.bisect_right(indices, after, key=names.__getitem__)
-        chosen = indices[start : start + page_size]
-        tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=tasks_enabled, apps=apps) for i in chosen]
+            start = bisect.bisect_right(indices, after, key=self.names.__getitem__)
+        chosen = indices[start : start + query.page_size]
+        tools = [shape_tool(self.tools[i].spec, rev, tasks_enabled=query.tasks_enabled, apps=apps) for i in chosen]
         lead = [] if subset is None or after is not None else [shape_tool(t.spec, rev) for t in subset.lead]
-        if max_bytes and tools:
-            kept = _fitting(lead + tools, max_bytes) - len(lead)
-            if kept < len(tools):
-                kept = max(kept, 1)
-                chosen, tools = chosen[:kept], tools[:kept]
-        tools = lead + tools
+        if query.max_bytes and tools:
+            kept = max(_fitting(lead + tools, query.max_bytes) - len(lead), 1)
+            chosen, tools = chosen[:kept], tools[:kept]
         next_after = self.tools[chosen[-1]].name if chosen and start + len(chosen) < len(indices) else None
-        body = render(tools, next_after)
-        self._remember(key, body)
-        return body
+        return Page(self._page_key(query), lead + tools, next_after)
+
+    def remember_page(self, page: Page, body: bytes) -> None:
+        """Keep ``body``, the serialised ``page``, for the next request of the same page."""
+        self._remember(page.key, body)
+
+    def _page_key(self, query: PageQuery) -> tuple[Any, ...]:
+        subset = query.subset
+        return (
+            query.rev.version, self._key(query.principal), query.after, query.page_size, query.tasks_enabled,
+            query.max_bytes, query.apps and self.has_ui,  # no view anywhere: every client shares the same pages
+            None if subset is None else subset.key,
+        )  # fmt: skip
 
     def _remember(self, key: tuple[Any, ...], body: bytes) -> None:
         """Cache one page, evicting the least recently used ones past ``page_cache_limit``."""
@@ -448,21 +476,28 @@ def compile_tool(row: dict[str, Any]) -> CompiledTool:
         spec=spec,
         handler_key=row["handler_key"],
         handler_config=row["handler_config"] or {},
-        required_scopes=frozenset(row.get("required_scopes") or ()),
         param_headers=headers,
-        rate_limit=row.get("rate_limit") or "",
         sensitive_arguments=_sensitive(row),
         required_permissions=frozenset() if unavailable else _permissions(row),
         output_trusted=not unavailable and _output_trusted(row),
         unavailable=unavailable,
-        requires_approval=bool(row.get("requires_approval")),
-        approval_timeout=row.get("approval_timeout") or None,
-        ui_template=row.get("ui_template") or "",
-        ui_template_name=row.get("ui_template_name") or "",
         ui_meta=_ui_meta(row),
-        always_listed=bool(row.get("always_listed")),
-        tags=tuple(t for t in row.get("tags") or () if isinstance(t, str)),
+        **_optional_fields(row),
     )
+
+
+def _optional_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """The fields a row may lack (a partial ``values()``, a test's row), with their defaults."""
+    return {
+        "required_scopes": frozenset(row.get("required_scopes") or ()),
+        "rate_limit": row.get("rate_limit") or "",
+        "requires_approval": bool(row.get("requires_approval")),
+        "approval_timeout": row.get("approval_timeout") or None,
+        "ui_template": row.get("ui_template") or "",
+        "ui_template_name": row.get("ui_template_name") or "",
+        "always_listed": bool(row.get("always_listed")),
+        "tags": tuple(t for t in row.get("tags") or () if isinstance(t, str)),
+    }
 
 
 def _ui_link(row: dict[str, Any]) -> UiLink | None:
@@ -560,9 +595,10 @@ def get_catalog(*, fresh: bool = False) -> Catalog:
     """
     global _version_model
     max_age = mcp_settings.CATALOG_VERSION_MAX_AGE
-    if max_age and not fresh:
-        until, epoch, reused = _reuse
-        if reused is not None and epoch == freshness.state.epoch and time.monotonic() < until and freshness.reusable():
+    reuse = bool(max_age) and not fresh
+    if reuse:
+        reused = _reusable()
+        if reused is not None:
             return reused
     if _version_model is None:  # bound once: an import statement per request costs a microsecond
         from .models import CatalogVersion
@@ -575,9 +611,17 @@ def get_catalog(*, fresh: bool = False) -> Catalog:
     if catalog is None or catalog.version != version:
         catalog = _build(version)
         _announce_first(version)
-    if max_age and not fresh:
+    if reuse:
         _remember(catalog, read_at + max_age, epoch)
     return catalog
+
+
+def _reusable() -> Catalog | None:
+    """The catalog read last, while its ``CATALOG_VERSION_MAX_AGE`` runs and no change was heard."""
+    until, epoch, reused = _reuse
+    if reused is not None and epoch == freshness.state.epoch and time.monotonic() < until and freshness.reusable():
+        return reused
+    return None
 
 
 def _remember(catalog: Catalog, until: float, epoch: int) -> None:

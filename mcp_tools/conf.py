@@ -22,10 +22,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
-Check = Callable[[Any], str | None]
+SettingCheck = Callable[[Any], str | None]
 
 
-def _int(minimum: int) -> Check:
+def _int(minimum: int) -> SettingCheck:
     def check(value: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int):
             return f"must be an integer, not {type(value).__name__}"
@@ -34,7 +34,7 @@ def _int(minimum: int) -> Check:
     return check
 
 
-def _number(minimum: float, *, above: bool = False) -> Check:
+def _number(minimum: float, *, above: bool = False) -> SettingCheck:
     def check(value: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f"must be a number, not {type(value).__name__}"
@@ -45,7 +45,7 @@ def _number(minimum: float, *, above: bool = False) -> Check:
     return check
 
 
-def _str(*, optional: bool = False, nonempty: bool = False) -> Check:
+def _str(*, optional: bool = False, nonempty: bool = False) -> SettingCheck:
     def check(value: Any) -> str | None:
         if value is None and optional:
             return None
@@ -77,7 +77,7 @@ def _mapping(value: Any) -> str | None:
     return None if isinstance(value, dict) else f"must be a dict, not {type(value).__name__}"
 
 
-def _choice(*choices: str) -> Check:
+def _choice(*choices: str) -> SettingCheck:
     def check(value: Any) -> str | None:
         return None if value in choices else f"must be one of {', '.join(map(repr, choices))}, not {value!r}"
 
@@ -106,7 +106,7 @@ def _import(value: Any) -> str | None:
 @dataclass(frozen=True, slots=True)
 class Setting:
     default: Any
-    check: Check
+    check: SettingCheck
     help: str
 
 

@@ -138,7 +138,7 @@ def _hit_redis(client: Any, key: str, rate: Rate) -> float | None:
         window = None
     batch = mcp_settings.RATE_LIMIT_BATCH
     if batch > 1:
-        return _hit_batched(client, key, rate, batch, window, now)
+        return _hit_batched(client, key, rate, batch, window=window, now=now)
     pipe = client.pipeline(transaction=False)
     pipe.set(key, 0, ex=rate.seconds, nx=True)
     pipe.incr(key)
@@ -153,7 +153,7 @@ def _hit_redis(client: Any, key: str, rate: Rate) -> float | None:
     return max(1.0, round(left / 1000, 1))
 
 
-def _hit_batched(client: Any, key: str, rate: Rate, batch: int, window: _Window | None, now: float) -> float | None:
+def _hit_batched(client: Any, key: str, rate: Rate, batch: int, *, window: _Window | None, now: float) -> float | None:
     windows = _windows
     n = 1
     adding = False

@@ -48,7 +48,7 @@ class ToolKind:
     """A kind of tool: one registered handler, its key, what its config must look like, and the callable.
 
     (Named ``ToolKind`` before; that name stays as a deprecated alias. Not to be confused
-    with ``types.HandleKind``, a kind of handle a handler stores.)
+    with ``types.HandleType``, a type of handle a handler stores.)
     """
 
     key: str

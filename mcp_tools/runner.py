@@ -13,7 +13,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -30,6 +30,7 @@ __all__ = [
     "Cancelled",
     "Complete",
     "InputRequired",
+    "Invocation",
     "LogFn",
     "Outcome",
     "ProgressFn",
@@ -37,6 +38,7 @@ __all__ = [
     "error",
     "invoke",
     "normalize",
+    "settle",
 ]
 
 logger = logging.getLogger("mcp_tools")
@@ -70,38 +72,48 @@ CANCELLED = Cancelled()
 
 Outcome = Complete | InputRequired | Cancelled
 
+R = TypeVar("R")
 
-def invoke(
-    tool: CompiledTool,
-    arguments: dict[str, Any],
-    principal: Principal,
-    progress: ProgressFn,
-    log: LogFn,
-    cancelled: Callable[[], bool],
-    asker: Asker | None = None,
-) -> Outcome:
-    """Run a tool's handler (in the web process or a task worker).
 
-    The outcome is revision-neutral: failures become ``isError`` results, never exceptions.
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One run of a tool's handler: what its ``ToolContext`` is built from.
+
     ``asker`` answers ``ctx.elicit``/``ctx.sample`` (``mcp_tools.asking``); without one the
     handler's questions end the call with an ``isError`` result.
     """
+
+    tool: CompiledTool
+    arguments: dict[str, Any]
+    principal: Principal
+    progress: ProgressFn
+    log: LogFn
+    cancelled: Callable[[], bool]
+    asker: Asker | None = None
+
+
+def invoke(call: Invocation) -> Outcome:
+    """Run a tool's handler (in the web process or a task worker).
+
+    The outcome is revision-neutral: failures become ``isError`` results, never exceptions.
+    """
+    tool, principal, cancelled = call.tool, call.principal, call.cancelled
     kind = registry.get(tool.handler_key)
     if kind is None or tool.unavailable:
         why = tool.unavailable or f"its tool kind {tool.handler_key!r} is not registered"
         logger.error("Tool %r is not available in this process: %s", tool.name, why)
         return Complete(error(f"Tool {tool.name!r} is not available right now."))
     context = ToolContext(
-        arguments=arguments,
+        arguments=call.arguments,
         config=tool.handler_config,
         principal=principal,
         tool_name=tool.name,
         tool_version=tool.version,
-        _progress=progress,
-        _log=log,
+        _progress=call.progress,
+        _log=call.log,
         _cancelled=cancelled,
         handles=HandleStore(principal),
-        _asker=asker,
+        _asker=call.asker,
     )
     try:
         outcome = kind.func(context)
@@ -118,6 +130,18 @@ def invoke(
     if cancelled():
         return CANCELLED
     return Complete(check_outcome(tool, outcome))
+
+
+def settle(
+    outcome: Outcome, done: Callable[[ToolResult], R], asked: Callable[[dict[str, dict[str, Any]]], R]
+) -> R | None:
+    """What an outcome ends the call with, for a request and a task worker alike: ``done`` of
+    the result, ``asked`` of the handler's requests for input, None when it was cancelled."""
+    if isinstance(outcome, Complete):
+        return done(outcome.result)
+    if isinstance(outcome, InputRequired):
+        return asked(outcome.requests)
+    return None
 
 
 def error(message: str) -> ToolResult:
@@ -152,24 +176,13 @@ def check_outcome(tool: CompiledTool, outcome: Any) -> ToolResult:
         for block in content:
             if not isinstance(block, dict) or block.get("type") not in CONTENT_TYPES:
                 raise TypeError(f"not a content block: {block!r:.80}")
-        if result.has_structured:
-            structured_json = orjson.dumps(result.structured_content).decode()
-            if (
-                not result.is_error
-                and mcp_settings.VALIDATE_OUTPUT
-                and not tool.output_trusted
-                and tool.output_validator is not None
-            ):
-                problems = tool.output_problems(result.structured_content)
-                if problems:
-                    logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)
-                    return error(f"Tool {tool.name!r} produced output that does not match its output schema.")
-            if not content:
-                # T-11: mirror structured content as JSON text for older clients.
-                content = [text(structured_json)]
-        elif tool.output_validator is not None and not result.is_error:
-            logger.error("Tool %r has an outputSchema but returned no structured content", tool.name)
-            return error(f"Tool {tool.name!r} produced no structured output.")
+        structured_json = orjson.dumps(result.structured_content) if result.has_structured else None
+        refused = _output_refusal(tool, result)
+        if refused is not None:
+            return refused
+        if structured_json is not None and not content:
+            # T-11: mirror structured content as JSON text for older clients.
+            content = [text(structured_json.decode())]
         if result.meta is not None:
             orjson.dumps(result.meta)
     except (TypeError, orjson.JSONEncodeError):
@@ -178,3 +191,20 @@ def check_outcome(tool: CompiledTool, outcome: Any) -> ToolResult:
     return ToolResult(
         content=content, structured_content=result.structured_content, is_error=result.is_error, meta=result.meta
     )
+
+
+def _output_refusal(tool: CompiledTool, result: ToolResult) -> ToolResult | None:
+    """The isError result replacing a successful ``result`` that breaks the tool's outputSchema
+    (or has no structured content for one); None when it stands."""
+    if not result.has_structured:
+        if tool.output_validator is not None and not result.is_error:
+            logger.error("Tool %r has an outputSchema but returned no structured content", tool.name)
+            return error(f"Tool {tool.name!r} produced no structured output.")
+        return None
+    if result.is_error or not mcp_settings.VALIDATE_OUTPUT or tool.output_trusted or tool.output_validator is None:
+        return None
+    problems = tool.output_problems(result.structured_content)
+    if not problems:
+        return None
+    logger.error("Tool %r returned output that breaks its outputSchema: %s", tool.name, problems)
+    return error(f"Tool {tool.name!r} produced output that does not match its output schema.")

@@ -204,8 +204,8 @@ _current: ContextVar[RequestSpan | None] = ContextVar("mcp_tools_request_span", 
 _TOOL_ERRORS = frozenset({"tool_error", "invalid", "rate_limited", "rejected", "expired"})
 
 
-def request_span(method: str, params: Mapping[str, Any], request_id: Any, headers: Mapping[str, str] | None,
-                 protocol_version: str, session_id: str | None, *, known: bool = False) -> Any:  # fmt: skip
+def request_span(method: str, params: Mapping[str, Any], request_id: Any, *, headers: Mapping[str, str] | None,
+                 protocol_version: str, session_id: str | None, known: bool = False) -> Any:  # fmt: skip
     """A context manager around serving one request: yields a ``RequestSpan`` or None.
 
     ``known``: the server serves ``method`` (else it is recorded as ``_OTHER`` unless the
@@ -217,11 +217,12 @@ def request_span(method: str, params: Mapping[str, Any], request_id: Any, header
         return _NO_SPAN
     method = method if known or method in WELL_KNOWN_METHODS else OTHER
     version = protocol_version if protocol_version in _VERSIONS else OTHER
-    return _request_span(api, method, params, request_id, headers, version, session_id)
+    return _request_span(api, method, params, request_id, headers=headers, protocol_version=version,
+                         session_id=session_id)  # fmt: skip
 
 
 @contextmanager
-def _request_span(api: _Api, method: str, params: Mapping[str, Any], request_id: Any,
+def _request_span(api: _Api, method: str, params: Mapping[str, Any], request_id: Any, *,
                   headers: Mapping[str, str] | None, protocol_version: str,
                   session_id: str | None) -> Iterator[RequestSpan]:  # fmt: skip
     attributes: dict[str, Any] = {"mcp.method.name": method, "mcp.protocol.version": protocol_version}

@@ -39,7 +39,7 @@ class Principal:
     ``scopes`` is ``None`` when the backend does not restrict by scope. OAuth backends set
     only ``granted``; ``Catalog.scoped`` expands it into ``scopes`` with the implications of
     the catalog version the request uses. ``permissions`` is filled the same way, by
-    ``Catalog.entitled``, for tools whose tool kind requires user permissions.
+    ``Catalog.with_permissions``, for tools whose tool kind requires user permissions.
     """
 
     key: str
@@ -49,7 +49,7 @@ class Principal:
     # The scopes as granted, before implied ones were added (OAuth backends; for step-up).
     granted: frozenset[str] | None = None
     # The Django permissions ("app_label.codename") the user holds among those the catalog's
-    # tools require; None until ``Catalog.entitled`` loads them (tools needing any are hidden).
+    # tools require; None until ``Catalog.with_permissions`` loads them (tools needing any are hidden).
     permissions: frozenset[str] | None = None
     # The user's primary key when the backend knows it without loading the user (``user`` may
     # be lazy): the audit trail records it without a query.
@@ -271,8 +271,8 @@ class Sampled:
 
 
 @dataclass(frozen=True, slots=True)
-class HandleKind:
-    """A kind of handle, registered in code with ``mcp_tools.handles.handle_kind``.
+class HandleType:
+    """A type of handle, registered in code with ``mcp_tools.handles.handle_type``.
 
     Ids read ``<prefix>_<random>``. A handle lives ``ttl_seconds`` after its last use when
     ``sliding`` (every ``get``/``update`` extends it), or after its creation otherwise.
@@ -298,7 +298,7 @@ class Handle:
     """One live handle: its id (give it to the model), kind, JSON state and expiry."""
 
     id: str
-    kind: HandleKind
+    kind: HandleType
     state: dict[str, Any]
     created_at: datetime
     expires_at: datetime
@@ -307,13 +307,13 @@ class Handle:
 class Handles(Protocol):
     """``ctx.handles``: handles of the calling principal (another principal's are unknown)."""
 
-    def create(self, kind: HandleKind, state: Mapping[str, Any] | None = None) -> Handle: ...
+    def create(self, kind: HandleType, state: Mapping[str, Any] | None = None) -> Handle: ...
 
-    def get(self, kind: HandleKind, handle_id: Any) -> Handle: ...
+    def get(self, kind: HandleType, handle_id: Any) -> Handle: ...
 
-    def update(self, kind: HandleKind, handle_id: Any, change: Callable[[dict[str, Any]], Any]) -> Handle: ...
+    def update(self, kind: HandleType, handle_id: Any, change: Callable[[dict[str, Any]], Any]) -> Handle: ...
 
-    def close(self, kind: HandleKind, handle_id: Any) -> Handle: ...
+    def close(self, kind: HandleType, handle_id: Any) -> Handle: ...
 
 
 class _NoHandles:

@@ -10,13 +10,15 @@ from tests.mcp_client import MODERN
 def record_echo(key: str, request_id: str) -> None:
     """One successful ``echo`` call of the principal ``key`` into the process's audit buffer."""
     audit.record(
-        principal=Principal(key=key),
-        tool_name="echo",
-        tool_version=1,
-        arguments={},
-        sensitive=frozenset(),
-        outcome="ok",
-        duration_ms=1.0,
-        request_id=request_id,
-        protocol_version=MODERN,
+        audit.CallEvent(
+            principal=Principal(key=key),
+            tool_name="echo",
+            tool_version=1,
+            arguments={},
+            sensitive=frozenset(),
+            outcome="ok",
+            duration_ms=1.0,
+            request_id=request_id,
+            protocol_version=MODERN,
+        )
     )

@@ -7,7 +7,7 @@ Its grant key is ``user:<pk>/admin`` (``admin_grant_key``), which no OAuth clien
 
 Under an OAuth backend the trial runs within a real grant: the scopes this user could be
 granted (what ``mcp_token --scopes all`` and the consent page would give: active scopes not
-restricted to groups the user is not in, ``entitled``), so Try it never reaches a tool no token
+restricted to groups the user is not in, ``grantable_scopes``), so Try it never reaches a tool no token
 of this user could call. A tool outside them is refused before the call, saying which scope is
 missing and why. Under a backend without scopes (the open one) every tool is callable, as for
 any caller of the endpoint.
@@ -57,14 +57,14 @@ def scoped_backend() -> bool:
 
 
 def grantable_scopes(user: Any) -> list[str] | None:
-    """The scopes ``user`` could be granted (``entitled``: active, not restricted to groups the
+    """The scopes ``user`` could be granted (``grantable_scopes``: active, not restricted to groups the
     user is not in); None when the backend does not restrict by scope."""
     if not scoped_backend():
         return None
-    from ..auth.oauth import entitled
+    from ..auth.oauth import grantable_scopes
     from ..models import Scope
 
-    return entitled(user, sorted(Scope.objects.filter(active=True).values_list("name", flat=True)))
+    return grantable_scopes(user, sorted(Scope.objects.filter(active=True).values_list("name", flat=True)))
 
 
 def staff_principal(user: Any, scopes: list[str] | None = None) -> Principal:

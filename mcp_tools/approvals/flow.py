@@ -24,12 +24,12 @@ from ..asking.waiting import poll
 from ..catalog import CompiledTool
 from ..conf import mcp_settings
 from ..models import ApprovalState, McpApproval, McpTask
-from ..protocol import tasks as wire
+from ..protocol import task_wire as wire
 from ..protocol import versions as v
 from ..runner import error
 from ..tasking import AWAITING_APPROVAL, QueueUnavailable
 from ..tasking.results import store_result
-from ..tasking.service import create_task, enqueue
+from ..tasking.service import NewTask, create_task, enqueue
 from ..types import Principal
 
 logger = logging.getLogger("mcp_tools")
@@ -136,18 +136,11 @@ def _name(user: Any) -> str:
 # --------------------------------------------------------------------------- task-augmented calls
 
 
-def hold_task(
-    tool: CompiledTool,
-    arguments: dict[str, Any],
-    principal: Principal,
-    rev: v.Revision,
-    ttl_ms: int | None,
-    capabilities: dict[str, Any],
-) -> McpTask:
+def hold_task(new: NewTask) -> McpTask:
     """A working task, not enqueued, and its pending row, in one transaction."""
     with transaction.atomic():
-        task = create_task(tool, arguments, principal, rev, ttl_ms, capabilities, held=AWAITING)
-        approval = request(tool, arguments, principal, task_id=task.pk)
+        task = create_task(new, held=AWAITING)
+        approval = request(new.tool, new.arguments, new.principal, task_id=task.pk)
         task.status_message = f"{AWAITING} (call #{approval.pk})."
         McpTask.objects.filter(pk=task.pk).update(status_message=task.status_message)
     return task
@@ -270,16 +263,18 @@ def decide(pk: int, *, approve: bool, user: Any, reason: str = "") -> Decided:
         raise DecisionRefused(refused)
     verb = "Approved" if approve else "Rejected"
     audit.record(
-        principal=Principal(key=f"user:{user.pk}", user=user, client_id="admin"),
-        tool_name=row.tool_name,
-        tool_version=row.tool_version,
-        arguments=row.arguments,
-        sensitive=frozenset(),
-        outcome="approved" if approve else "rejected",
-        detail=f"{verb} call #{row.pk} of {row.principal_key}" + (f": {reason}" if reason and not approve else ""),
-        duration_ms=0,
-        request_id=f"approval:{row.pk}",
-        protocol_version="",
+        audit.CallEvent(
+            principal=Principal(key=f"user:{user.pk}", user=user, client_id="admin"),
+            tool_name=row.tool_name,
+            tool_version=row.tool_version,
+            arguments=row.arguments,
+            sensitive=frozenset(),
+            outcome="approved" if approve else "rejected",
+            detail=f"{verb} call #{row.pk} of {row.principal_key}" + (f": {reason}" if reason and not approve else ""),
+            duration_ms=0,
+            request_id=f"approval:{row.pk}",
+            protocol_version="",
+        )
     )
     logger.info("%s call #%s of tool %r (by %s)", verb, row.pk, row.tool_name, _name(user))
     return Decided(row, f"{verb} call #{row.pk} of tool {row.tool_name}.")

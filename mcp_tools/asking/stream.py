@@ -111,7 +111,7 @@ class StreamAsker:
 
 
 def record_answer(
-    session_id: str, principal_key: str, request_id: Any, result: Any, error: Any, tasks: Any = None
+    session_id: str, principal_key: str, request_id: Any, result: Any, error: Any, *, tasks: Any = None
 ) -> bool:
     """Store the client's answer to a request of ours, from whichever process took the POST.
 

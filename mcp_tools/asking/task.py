@@ -31,7 +31,7 @@ from ..conf import mcp_settings
 from ..exceptions import ToolCancelled
 from ..models import McpPendingInput, McpTask
 from ..protocol import inputs
-from ..protocol import tasks as wire
+from ..protocol import task_wire as wire
 from .answers import check_question, checked_answer, missing_capability
 from .waiting import GRACE_SECONDS, wait_for_answer
 
@@ -47,6 +47,7 @@ class TaskAsker:
         attempt: int,
         principal_key: str,
         version: str,
+        *,
         capabilities: Mapping[str, Any],
         cancelled: Callable[[], bool],
     ) -> None:

@@ -146,7 +146,7 @@ class OAuthBackend(BaseAuthBackend):
         if principal.user is None or principal.scopes is None:
             return None
         missing = tool.required_scopes - principal.scopes
-        if not missing or set(entitled(principal.user, sorted(missing))) != missing:
+        if not missing or set(grantable_scopes(principal.user, sorted(missing))) != missing:
             return None
         # 2025-11-25: the 403 scope also lists what the client already holds (as granted, not
         # expanded), so a client that replaces rather than unions its scopes keeps them.
@@ -194,7 +194,7 @@ def token_principal(
     )
 
 
-def entitled(user: Any, names: list[str]) -> list[str]:
+def grantable_scopes(user: Any, names: list[str]) -> list[str]:
     """The scopes among ``names`` that ``user`` may be granted: active, and not restricted to
     groups the user is not in. Used by the consent page, step-up and mcp_token (one query)."""
     from django.db.models import Q

@@ -17,7 +17,7 @@ def mode_of(principal: Principal) -> str:
 
 
 def active(catalog: Catalog, principal: Principal, visible: VisibilityCheck) -> bool:
-    """Whether ``principal`` (expanded with ``Catalog.entitled``) gets the entry set and the
+    """Whether ``principal`` (expanded with ``Catalog.with_permissions``) gets the entry set and the
     discovery tools: the mode is ``on``, or ``auto`` and it may use more than
     ``DISCOVERY_THRESHOLD`` tools (its cached view: no query)."""
     if mcp_settings.DISCOVERY == "off" and not mcp_settings.DISCOVERY_CLIENTS:

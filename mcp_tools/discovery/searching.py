@@ -106,7 +106,7 @@ def search(
 ) -> Found:
     """The tools ``principal`` may use that match ``text``, best first, at most ``limit``.
 
-    ``principal`` is expanded (``Catalog.entitled``); ``exclude`` names tools never returned
+    ``principal`` is expanded (``Catalog.with_permissions``); ``exclude`` names tools never returned
     (the discovery tools' own names). One query (and, once per catalog version in a process,
     the check of the search entries, ``index.ensure``).
     """

@@ -24,7 +24,7 @@ from django.utils import timezone
 from ..conf import mcp_settings
 from ..exceptions import ToolError
 from ..models import McpHandle, McpPendingInput, McpRedemption
-from ..types import Handle, HandleKind, Principal
+from ..types import Handle, HandleType, Principal
 from .kinds import kinds
 
 logger = logging.getLogger("mcp_tools")
@@ -35,7 +35,7 @@ ID_BYTES = 24
 MAX_UPDATE_ATTEMPTS = 50
 
 
-def new_handle_id(kind: HandleKind) -> str:
+def new_handle_id(kind: HandleType) -> str:
     return f"{kind.prefix}_{secrets.token_urlsafe(ID_BYTES)}"
 
 
@@ -47,7 +47,7 @@ class HandleStore:
     def __init__(self, principal: Principal) -> None:
         self.principal = principal
 
-    def create(self, kind: HandleKind, state: Mapping[str, Any] | None = None) -> Handle:
+    def create(self, kind: HandleType, state: Mapping[str, Any] | None = None) -> Handle:
         _registered(kind)
         data = _checked_state(kind, dict(state or {}))
         now = timezone.now()
@@ -62,7 +62,7 @@ class HandleStore:
         )
         return _handle(kind, row)
 
-    def get(self, kind: HandleKind, handle_id: Any) -> Handle:
+    def get(self, kind: HandleType, handle_id: Any) -> Handle:
         """The handle, its expiry moved on if the kind slides; ToolError if unknown or expired."""
         _registered(kind)
         row = self._owned(kind, handle_id).first()
@@ -77,7 +77,7 @@ class HandleStore:
                 row.expires_at, row.updated_at = expires, now
         return _handle(kind, row)
 
-    def update(self, kind: HandleKind, handle_id: Any, change: Callable[[dict[str, Any]], Any]) -> Handle:
+    def update(self, kind: HandleType, handle_id: Any, change: Callable[[dict[str, Any]], Any]) -> Handle:
         """Apply ``change`` to a copy of the state under the row's lock and store the result.
 
         ``change`` may edit the dict in place (and return None) or return a new dict; keep it
@@ -105,7 +105,7 @@ class HandleStore:
         logger.error("Handle %s: %s concurrent updates lost the race; giving up", kind.prefix, MAX_UPDATE_ATTEMPTS)
         raise ToolError(f"The {kind.label} is busy right now; try again.")
 
-    def close(self, kind: HandleKind, handle_id: Any) -> Handle:
+    def close(self, kind: HandleType, handle_id: Any) -> Handle:
         """Delete the handle and return its last state; a second close finds nothing."""
         _registered(kind)
         with transaction.atomic(using=McpHandle.objects.db):
@@ -116,12 +116,12 @@ class HandleStore:
             McpHandle.objects.filter(pk=row.pk).delete()
         return handle
 
-    def _owned(self, kind: HandleKind, handle_id: Any) -> Any:
+    def _owned(self, kind: HandleType, handle_id: Any) -> Any:
         if not isinstance(handle_id, str) or not handle_id.startswith(kind.prefix + "_"):
             return McpHandle.objects.none()
         return McpHandle.objects.owned_by(self.principal.key).filter(pk=handle_id, kind=kind.prefix)
 
-    def _not_found(self, kind: HandleKind, handle_id: Any) -> ToolError:
+    def _not_found(self, kind: HandleType, handle_id: Any) -> ToolError:
         recover = kind.recover or f"Create a new {kind.label}."
         expired = (
             isinstance(handle_id, str)
@@ -134,12 +134,12 @@ class HandleStore:
         )
 
 
-def _registered(kind: HandleKind) -> None:
+def _registered(kind: HandleType) -> None:
     if kinds.get(kind.prefix) != kind:
-        raise LookupError(f"Handle kind {kind.prefix!r} is not registered (mcp_tools.handles.handle_kind)")
+        raise LookupError(f"Handle kind {kind.prefix!r} is not registered (mcp_tools.handles.handle_type)")
 
 
-def _checked_state(kind: HandleKind, state: Any) -> dict[str, Any]:
+def _checked_state(kind: HandleType, state: Any) -> dict[str, Any]:
     if not isinstance(state, dict):
         raise TypeError(f"The state of a {kind.label} handle must be a dict, not {type(state).__name__}")
     size = len(orjson.dumps(state))  # also refuses what JSON cannot hold
@@ -149,7 +149,7 @@ def _checked_state(kind: HandleKind, state: Any) -> dict[str, Any]:
     return state
 
 
-def _handle(kind: HandleKind, row: McpHandle) -> Handle:
+def _handle(kind: HandleType, row: McpHandle) -> Handle:
     created: datetime = row.created_at
     return Handle(id=row.pk, kind=kind, state=row.state, created_at=created, expires_at=row.expires_at)
 

@@ -7,7 +7,7 @@ from .handles import McpHandle, McpPendingInput, McpRedemption
 from .revisions import RevisionAction, ToolRevision, current_frame, record_changes, revision, set_fields
 from .search import SearchEntry
 from .sessions import STATS_STALE_SECONDS, McpSession, StreamStats, new_session_id
-from .tasks import McpTask, TaskStatus, new_task_id
+from .task_rows import McpTask, TaskStatus, new_task_id
 from .tools import (
     ACCESS_FIELDS,
     ANNOTATION_FIELDS,

@@ -35,7 +35,7 @@ def _tool_deleting(sender: Any, instance: Tool, using: str, **kwargs: Any) -> No
 
 
 def _tool_scopes_changed(
-    sender: Any, instance: Any, action: str, reverse: bool, pk_set: set[int] | None, using: str, **kwargs: Any
+    sender: Any, instance: Any, *, action: str, reverse: bool, pk_set: set[int] | None, using: str, **kwargs: Any
 ) -> None:
     if not reverse:  # tool.required_scopes.add(...)
         if action in ("post_add", "post_remove", "post_clear"):

@@ -68,7 +68,7 @@ class McpOAuth2Validator(OAuth2Validator):  # type: ignore[misc]
     ) -> bool:
         if grant_type not in grant_types_served():
             return False
-        if grant_type == CLIENT_CREDENTIALS and _entitled(client, request) is None:
+        if grant_type == CLIENT_CREDENTIALS and _client_entitlement(client, request) is None:
             return False
         allowed: bool = super().validate_grant_type(client_id, grant_type, client, request, *args, **kwargs)
         return allowed
@@ -83,7 +83,7 @@ class McpOAuth2Validator(OAuth2Validator):  # type: ignore[misc]
 
     def get_default_scopes(self, client_id: str, request: Any, *args: Any, **kwargs: Any) -> list[str]:
         if getattr(request, "grant_type", None) == CLIENT_CREDENTIALS:
-            return sorted(_entitled(request.client, request) or ())
+            return sorted(_client_entitlement(request.client, request) or ())
         found: list[str] = super().get_default_scopes(client_id, request, *args, **kwargs)
         return found
 
@@ -93,7 +93,7 @@ class McpOAuth2Validator(OAuth2Validator):  # type: ignore[misc]
         if getattr(request, "grant_type", None) == CLIENT_CREDENTIALS:
             # No person consents to a machine's token: it gets what an admin entitled, never
             # "any active scope" (issue 32).
-            entitled = _entitled(client, request) or frozenset()
+            entitled = _client_entitlement(client, request) or frozenset()
             kept = [s for s in scopes if s in entitled]
             if scopes and not kept:
                 return False
@@ -109,13 +109,13 @@ class McpOAuth2Validator(OAuth2Validator):  # type: ignore[misc]
         return True
 
 
-def _entitled(client: Any, request: Any) -> frozenset[str] | None:
+def _client_entitlement(client: Any, request: Any) -> frozenset[str] | None:
     """The client's entitlement, read once per token request (one query)."""
     found: frozenset[str] | None
-    if hasattr(request, "_mcp_entitled"):
-        found = request._mcp_entitled
+    if hasattr(request, "_mcp_client_entitlement"):
+        found = request._mcp_client_entitlement
         return found
     client_id = getattr(client, "client_id", None)
     found = None if not client_id else ClientEntitlement.scopes_of(str(client_id))
-    request._mcp_entitled = found
+    request._mcp_client_entitlement = found
     return found

@@ -15,7 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.views import AuthorizationView, OAuthServerMetadataView, RevokeTokenView, TokenView
 from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
-from ..auth.oauth import advertised_scopes, authorization_servers, entitled, resource_url
+from ..auth.oauth import advertised_scopes, authorization_servers, grantable_scopes, resource_url
 from ..auth.signin import sign_in_url
 from ..catalog import get_catalog
 from ..conf import mcp_settings
@@ -213,7 +213,7 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]
             title, explanation = _explain(oauth_errors.InvalidClientIdError(), self.request)
             return _error_page(self.request, "invalid_client", title, explanation)
         scopes = str(form.cleaned_data.get("scope") or "").split()
-        granted = entitled(self.request.user, scopes)
+        granted = grantable_scopes(self.request.user, scopes)
         if scopes and not granted:
             form.cleaned_data["allow"] = False
         form.cleaned_data["scope"] = " ".join(granted)

@@ -2,13 +2,21 @@
 
 Synchronous Django code, run off the event loop; the transport does the I/O and calls
 ``handle_request`` with an ``Exchange``. Modules: ``dispatch`` (method table), ``tools``
-(list and call through the runner), ``tasks`` (task methods), ``sessions`` (legacy session
-rows), ``identity`` (serverInfo, capabilities), ``exchange`` (the request being served).
+(list and call through the runner), ``task_methods`` (tasks/get, result, list, cancel,
+update), ``sessions`` (legacy session rows), ``identity`` (serverInfo, capabilities),
+``exchange`` (the request being served).
 """
 
 from .dispatch import PLAIN, Method, MethodTraits, accept_notification, handle_request, traits
 from .exchange import Exchange
-from .identity import capabilities, entitled, list_changed_supported, modern_meta, server_info, tools_fingerprint
+from .identity import (
+    capabilities,
+    list_changed_supported,
+    modern_meta,
+    server_info,
+    tools_fingerprint,
+    with_permissions,
+)
 from .inputs import accept_answer
 from .listen import LIST_CHANGED, listen_frames
 from .sessions import (
@@ -40,7 +48,6 @@ __all__ = [
     "capabilities",
     "create_session",
     "end_session",
-    "entitled",
     "handle_request",
     "list_changed_supported",
     "listen_frames",
@@ -51,4 +58,5 @@ __all__ = [
     "owns_get_stream",
     "server_info",
     "tools_fingerprint",
+    "with_permissions",
 ]

@@ -1,24 +1,27 @@
 """tools/call: one ``ToolCall`` per call, its steps in order, one audit row from its final state.
 
-Like DRF's ``APIView.initial`` then the handler: ``serve`` runs the steps in the order below;
-a step that has the answer (a refusal, a task created, a cancellation) ends the call with
-``_Answered``, and the audit row is written once, from what the call ended as.
+Like DRF's ``APIView.initial`` then the handler: ``serve`` runs ``ToolCall.STEPS`` in order, for
+a plain call and a task call alike (each step does its part for both); a step that has the
+answer (a refusal, a task created, a cancellation) ends the call with ``_Answered``, and the
+audit row is written once, from what the call ended as. The list below is ``ToolCall.STEPS``
+(a test holds them equal):
 
 1. ``find_tool``        the tool this grant may call (unknown and hidden answer alike; A-5 step-up)
 2. ``read_arguments``   an object; 2026-07-28 parameter headers match it
 3. ``decide_task``      whether this call becomes a task (T11-2..T11-4, TX-2)
 4. ``check_arguments``  against the input schema (a result or -32602, per revision)
 5. ``rate_limit``       per principal and tool
-6. ``start_task``       a task call: its task (held while approval is pending), and the answer
-7. ``approve``          a plain call of a tool that requires approval waits for a person
-8. ``run``              within the principal's concurrent-call bound, through the runner
-9. ``shape``            the result for the revision, within ``MAX_RESPONSE_BYTES``
+6. ``approve``          a plain call of a tool that requires approval waits for a person (a task is held)
+7. ``run``              a plain call: the handler, within the principal's concurrent-call bound;
+                        a task call: its task is created (held while approval is pending) and answered
+8. ``shape``            the result for the revision, within ``MAX_RESPONSE_BYTES``
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -30,7 +33,7 @@ from ..catalog import Catalog, CompiledTool, get_catalog
 from ..conf import mcp_settings
 from ..models import ApprovalState
 from ..protocol import errors as e
-from ..protocol import tasks as task_wire
+from ..protocol import task_wire
 from ..protocol.errors import McpError
 from ..protocol.headers import check_param_headers
 from ..protocol.jsonrpc import Request
@@ -39,12 +42,12 @@ from ..protocol.shaping import error_result, shape_result
 from ..protocol.versions import Revision
 from ..tasking import service as tasking
 from ..tasking import tasks_enabled
-from ..types import Asker
+from ..types import Asker, ToolResult
 from . import inputs
 from .exchange import Exchange, complete
 from .identity import modern_meta
 from .sessions import declared_capabilities
-from .tools import find_tool
+from .tools import callable_tool
 
 __all__ = ["CALL_SLOT_SECONDS", "ToolCall", "call_tool"]
 
@@ -81,6 +84,8 @@ class ToolCall:
         self.arguments: dict[str, Any] = {}
         self.as_task = False
         self.ttl: int | None = None
+        self.result: dict[str, Any] | None = None  # the handler's, shaped for the revision
+        self.body: bytes | None = None  # the answer (None: cancelled, nothing is sent)
         # How the call ended, for its audit row.
         self.outcome = "invalid"
         self.detail = ""
@@ -112,20 +117,13 @@ class ToolCall:
             self.audit()
 
     def steps(self) -> bytes | None:
+        """Run ``STEPS`` in order; the answer (None: cancelled) is what the call ended with."""
         try:
-            tool = self.find_tool()
-            self.read_arguments(tool)
-            self.decide_task(tool)
-            self.check_arguments(tool)
-            self.rate_limit(tool)
-            if self.as_task:
-                return self.start_task(tool)
-            if tool.requires_approval:
-                self.approve(tool)
-            result = self.run(tool)
-            return None if result is None else self.shape(tool, result)
+            for step in self.STEPS:
+                step(self)
         except _Answered as answered:
             return answered.body
+        return self.body
 
     def ended(self, outcome: str, detail: str = "") -> None:
         self.outcome, self.detail = outcome, detail
@@ -147,19 +145,18 @@ class ToolCall:
 
     # ------------------------------------------------------------------ the steps, in order
 
-    def find_tool(self) -> CompiledTool:
+    def find_tool(self) -> None:
         catalog = self.catalog = get_catalog()
-        self.ex.principal = catalog.entitled(self.ex.principal)  # handlers and tasks get the expanded scopes
-        tool = find_tool(self.name, self.ex.principal, catalog)
+        self.ex.principal = catalog.with_permissions(self.ex.principal)  # handlers and tasks get the expanded scopes
+        tool = callable_tool(self.name, self.ex.principal, catalog)
         if not tool.model_visible and not self.ex.apps_declared():
             # MCP Apps: an app-only tool is "callable by the app"; a client without the
             # extension has no app, so the tool answers as one that does not exist.
             raise e.invalid_params(f"Unknown tool: {self.name}")
         self.tool = tool
         telemetry.tool_found(tool.name)
-        return tool
 
-    def read_arguments(self, tool: CompiledTool) -> None:
+    def read_arguments(self) -> None:
         arguments = self.given_arguments
         if arguments is None:
             arguments = {}
@@ -167,9 +164,9 @@ class ToolCall:
             raise e.invalid_params("tools/call params.arguments must be an object")
         self.arguments = arguments
         if self.ex.modern is not None:
-            check_param_headers(self.ex.headers, tool.param_headers, arguments)
+            check_param_headers(self.ex.headers, self.found.param_headers, arguments)
 
-    def decide_task(self, tool: CompiledTool) -> None:
+    def decide_task(self) -> None:
         """Whether this call becomes a task, and the ttl the client asked for.
 
         2025-11-25 (T11-2..T11-4): the client asks with ``params.task``; a forbidden tool
@@ -179,23 +176,15 @@ class ToolCall:
         """
         if not tasks_enabled():
             return
-        support = tool.spec.task_support
         if self.rev.core_tasks:
-            augmented, ttl = task_wire.requested_ttl(self.params)
-            if augmented and support == "forbidden":
-                raise McpError(e.METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support task-augmented calls")
-            if not augmented and support == "required":
-                raise McpError(e.METHOD_NOT_FOUND, f"Tool {tool.name!r} must be called as a task (params.task)")
-            self.as_task, self.ttl = augmented, ttl
+            self.as_task, self.ttl = _core_task_request(self.found, self.params)
             return
         modern = self.ex.modern
-        if self.rev.tasks_extension and modern is not None and support != "forbidden":
-            if task_wire.client_declared_extension(modern.client_capabilities):
-                self.as_task = True
-            elif support == "required":
-                raise task_wire.extension_required()
+        if self.rev.tasks_extension and modern is not None:
+            self.as_task = _extension_task(self.found, modern.client_capabilities)
 
-    def check_arguments(self, tool: CompiledTool) -> None:
+    def check_arguments(self) -> None:
+        tool = self.found
         problems = tool.input_problems(self.arguments)
         if not problems:
             return
@@ -205,8 +194,9 @@ class ToolCall:
         self.detail = message
         raise e.invalid_params(message, data={"errors": problems})
 
-    def rate_limit(self, tool: CompiledTool) -> None:
+    def rate_limit(self) -> None:
         """The spec says servers MUST rate limit tool invocations: per principal and tool."""
+        tool = self.found
         try:
             rate = ratelimit.parse_rate(tool.rate_limit or mcp_settings.RATE_LIMIT)
         except ValueError:
@@ -222,20 +212,14 @@ class ToolCall:
         message = f"Rate limit exceeded for tool {tool.name!r} ({rate.describe()}); retry after {seconds} seconds."
         raise self.retry_later(message, float(retry))
 
-    def start_task(self, tool: CompiledTool) -> bytes | None:
-        ex, rev = self.ex, self.rev
-        if tool.requires_approval:  # held, working, until someone approves it (then enqueued)
-            task = approvals.hold_task(tool, self.arguments, ex.principal, rev, self.ttl, self.declared())
-        else:
-            task = tasking.create_task(tool, self.arguments, ex.principal, rev, self.ttl, self.declared())
-        state = tasking.state_of(task, rev)
-        created = task_wire.ext_create_result(state) if rev.modern else task_wire.core_create_result(state)
-        self.ended("ok", "task created" + (", awaiting approval" if tool.requires_approval else ""))
-        return complete(self.req, ex, created)
+    def approve(self) -> None:
+        """Store the pending call and wait for a person's decision (any process may take it).
 
-    def approve(self, tool: CompiledTool) -> None:
-        """Store the pending call and wait for a person's decision (any process may take it)."""
-        ex = self.ex
+        A task call does not wait: ``run`` stores its task held, working, until someone approves it.
+        """
+        tool, ex = self.found, self.ex
+        if not tool.requires_approval or self.as_task:
+            return
         if not people.take():
             message = (
                 "Too many calls on this server are waiting for a person right now; retry later "
@@ -260,23 +244,82 @@ class ToolCall:
         outcome = {"rejected": "rejected", "expired": "expired"}.get(str(row.state), "denied")
         raise self.refuse(outcome, approvals.refusal(row, tool.name, timeout))
 
-    def run(self, tool: CompiledTool) -> dict[str, Any] | None:
-        """The handler's shaped result, within the principal's bound of concurrent calls."""
+    def run(self) -> None:
+        """The handler's shaped result, within the principal's bound of concurrent calls; a task
+        call ends here with its created task (the worker runs the handler)."""
+        if self.as_task:
+            raise _Answered(self.start_task())
         bound = mcp_settings.MAX_CALLS_PER_PRINCIPAL
         slot = f"calls:{self.ex.principal.owner}"
         if bound and not ratelimit.acquire_slot(slot, bound, CALL_SLOT_SECONDS):
             message = f"Too many of your tool calls are running at once (limit {bound}); retry when one has finished."
             raise self.retry_later(message, 1.0)
         try:
-            asker = inputs.asker_for(self.ex, tool, self.arguments, self.params)
-            return self.invoke(tool, asker)
+            asker = inputs.asker_for(self.ex, self.found, self.arguments, self.params)
+            self.result = self.call_handler(asker)
         finally:
             if bound:
                 ratelimit.release_slot(slot)
 
-    def invoke(self, tool: CompiledTool, asker: Asker | None) -> dict[str, Any] | None:
+    def shape(self) -> None:
+        result = self.result
+        if result is None:
+            return  # cancelled: nothing is sent
+        tool = self.found
+        self.outcome = "tool_error" if result.get("isError") else "ok"
+        if result.get("resultType") == "input_required":
+            self.detail = "input required: " + ", ".join(result["inputRequests"])
+        body = complete(self.req, self.ex, result)
+        limit = self.ex.max_bytes or mcp_settings.MAX_RESPONSE_BYTES
+        if len(body) <= limit:
+            self.body = body
+            return
+        # Sent as it is, one oversized result would hold its bytes in every buffer on the way.
+        message = (
+            f"The result of tool {tool.name!r} is too large to send ({len(body)} bytes; the limit is "
+            f"{limit} bytes, MAX_RESPONSE_BYTES). Ask for less."
+            if limit == mcp_settings.MAX_RESPONSE_BYTES
+            else f"The result of tool {tool.name!r} ({len(body)} bytes) does not fit in what is left of "
+            f"this batch's {mcp_settings.MAX_RESPONSE_BYTES} bytes (MAX_RESPONSE_BYTES); call it on its own."
+        )
+        del body
+        raise self.refuse("tool_error", message)
+
+    # The steps of every call, plain or task, in order (the module docstring lists them).
+    STEPS: tuple[Callable[[ToolCall], None], ...] = (
+        find_tool,
+        read_arguments,
+        decide_task,
+        check_arguments,
+        rate_limit,
+        approve,
+        run,
+        shape,
+    )
+
+    # ------------------------------------------------------------------ what the steps call
+
+    @property
+    def found(self) -> CompiledTool:
+        """The tool ``find_tool`` found (every later step has one)."""
+        tool = self.tool
+        assert tool is not None
+        return tool
+
+    def start_task(self) -> bytes:
+        """A task call's task (held while approval is pending), and the create-task answer."""
+        tool, ex, rev = self.found, self.ex, self.rev
+        new = tasking.NewTask(tool, self.arguments, ex.principal, rev, self.ttl, self.declared())
+        # Held, working, until someone approves it (then enqueued).
+        task = approvals.hold_task(new) if tool.requires_approval else tasking.create_task(new)
+        state = tasking.state_of(task, rev)
+        created = task_wire.ext_create_result(state) if rev.modern else task_wire.core_create_result(state)
+        self.ended("ok", "task created" + (", awaiting approval" if tool.requires_approval else ""))
+        return complete(self.req, ex, created)
+
+    def call_handler(self, asker: Asker | None) -> dict[str, Any] | None:
         """Run the handler through the runner; None means it was cancelled."""
-        ex = self.ex
+        tool, ex = self.found, self.ex
         if discovery.is_builtin(tool):  # search_tools, describe_tools: answered with the caller's grant
             assert self.catalog is not None
             found = discovery.answer(
@@ -314,48 +357,33 @@ class ToolCall:
                 params["logger"] = logger_name
             ex.emit(_notification("notifications/message", params))
 
-        match runner.invoke(tool, self.arguments, ex.principal, progress, log, ex.cancelled, asker):
-            case runner.Complete(result):
-                return shape_result(result, self.rev)
-            case runner.InputRequired(requests):
-                return inputs.input_required(ex, tool, self.arguments, asker, requests)
-            case runner.Cancelled():
-                return None
-
-    def shape(self, tool: CompiledTool, result: dict[str, Any]) -> bytes:
-        self.outcome = "tool_error" if result.get("isError") else "ok"
-        if result.get("resultType") == "input_required":
-            self.detail = "input required: " + ", ".join(result["inputRequests"])
-        body = complete(self.req, self.ex, result)
-        limit = self.ex.max_bytes or mcp_settings.MAX_RESPONSE_BYTES
-        if len(body) <= limit:
-            return body
-        # Sent as it is, one oversized result would hold its bytes in every buffer on the way.
-        message = (
-            f"The result of tool {tool.name!r} is too large to send ({len(body)} bytes; the limit is "
-            f"{limit} bytes, MAX_RESPONSE_BYTES). Ask for less."
-            if limit == mcp_settings.MAX_RESPONSE_BYTES
-            else f"The result of tool {tool.name!r} ({len(body)} bytes) does not fit in what is left of "
-            f"this batch's {mcp_settings.MAX_RESPONSE_BYTES} bytes (MAX_RESPONSE_BYTES); call it on its own."
+        outcome = runner.invoke(
+            runner.Invocation(tool, self.arguments, ex.principal, progress, log, ex.cancelled, asker)
         )
-        del body
-        raise self.refuse("tool_error", message)
+        return runner.settle(
+            outcome, self.shaped, lambda requests: inputs.input_required(ex, tool, self.arguments, asker, requests)
+        )
+
+    def shaped(self, result: ToolResult) -> dict[str, Any]:
+        return shape_result(result, self.rev)
 
     def audit(self) -> None:
         """The call's one audit row (and its telemetry), from the state it ended in."""
         tool = self.tool
         telemetry.call_ended(None if tool is None else tool.name, self.outcome, self.detail)
         audit.record(
-            principal=self.ex.principal,
-            tool_name=self.name if isinstance(self.name, str) else repr(self.name),
-            tool_version=tool.version if tool is not None else None,
-            arguments=self.given_arguments if isinstance(self.given_arguments, dict) else None,
-            sensitive=tool.sensitive_arguments if tool is not None else frozenset(),
-            outcome=self.outcome,
-            detail=self.detail,
-            duration_ms=(time.perf_counter() - self.started) * 1000,
-            request_id=self.req.id,
-            protocol_version=self.rev.version,
+            audit.CallEvent(
+                principal=self.ex.principal,
+                tool_name=self.name if isinstance(self.name, str) else repr(self.name),
+                tool_version=tool.version if tool is not None else None,
+                arguments=self.given_arguments if isinstance(self.given_arguments, dict) else None,
+                sensitive=tool.sensitive_arguments if tool is not None else frozenset(),
+                outcome=self.outcome,
+                detail=self.detail,
+                duration_ms=(time.perf_counter() - self.started) * 1000,
+                request_id=self.req.id,
+                protocol_version=self.rev.version,
+            )
         )
 
     # ------------------------------------------------------------------ what the steps share
@@ -383,3 +411,26 @@ def _progress_token(params: dict[str, Any]) -> str | int | None:
 
 def _notification(method: str, params: dict[str, Any]) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def _core_task_request(tool: CompiledTool, params: dict[str, Any]) -> tuple[bool, int | None]:
+    """2025-11-25: whether the client asked for a task (``params.task``), and its ttl."""
+    support = tool.spec.task_support
+    augmented, ttl = task_wire.requested_ttl(params)
+    if augmented and support == "forbidden":
+        raise McpError(e.METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support task-augmented calls")
+    if not augmented and support == "required":
+        raise McpError(e.METHOD_NOT_FOUND, f"Tool {tool.name!r} must be called as a task (params.task)")
+    return augmented, ttl
+
+
+def _extension_task(tool: CompiledTool, client_capabilities: dict[str, Any]) -> bool:
+    """2026-07-28: the server decides; a request that declared the extension gets a task."""
+    support = tool.spec.task_support
+    if support == "forbidden":
+        return False
+    if task_wire.client_declared_extension(client_capabilities):
+        return True
+    if support == "required":
+        raise task_wire.extension_required()
+    return False

@@ -18,7 +18,7 @@ from ..protocol.jsonrpc import Message, Notification, Request, encode_error, enc
 from ..protocol.negotiation import LOG_LEVELS
 from ..protocol.versions import Revision
 from ..tasking import StillWorking, tasks_enabled
-from . import calls, resources, tasks, tools
+from . import calls, resources, task_methods, tools
 from .exchange import Exchange, complete
 from .identity import capabilities, modern_meta
 from .sessions import cancel_request, mark_initialized, set_log_level
@@ -104,7 +104,13 @@ def accept_notification(message: Notification, session: McpSession) -> None:
     """A legacy client's notification, routed by the table (unknown ones are ignored)."""
     entry = METHODS.get(message.method)
     with telemetry.request_span(
-        message.method, message.params, None, None, session.protocol_version, session.pk, known=entry is not None
+        message.method,
+        message.params,
+        None,
+        headers=None,
+        protocol_version=session.protocol_version,
+        session_id=session.pk,
+        known=entry is not None,
     ):
         if entry is not None and entry.accept is not None:
             entry.accept(message, session)
@@ -118,7 +124,13 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
     session_id = ex.session.pk if ex.session is not None else None
     entry = METHODS.get(req.method)
     with telemetry.request_span(
-        req.method, req.params, req.id, ex.headers, ex.revision.version, session_id, known=entry is not None
+        req.method,
+        req.params,
+        req.id,
+        headers=ex.headers,
+        protocol_version=ex.revision.version,
+        session_id=session_id,
+        known=entry is not None,
     ) as span:
         try:
             if entry is None or entry.serve is None or not entry.served(ex.revision):
@@ -198,11 +210,11 @@ METHODS: dict[str, Method] = {
     "resources/templates/list": Method(resources.list_resource_templates, _BOTH),
     # Served by the transport's listen stream (transport.streams.serve_listen).
     "subscriptions/listen": Method(None, frozenset({MODERN}), MethodTraits(subscribes=True)),
-    "tasks/get": Method(tasks.get, _CORE_AND_EXTENSION),
-    "tasks/result": Method(tasks.result, frozenset({CORE_TASKS}), MethodTraits(waits=True)),
-    "tasks/list": Method(tasks.list, frozenset({CORE_TASKS})),
-    "tasks/cancel": Method(tasks.cancel, _CORE_AND_EXTENSION),
-    "tasks/update": Method(tasks.update, frozenset({TASKS_EXTENSION})),
+    "tasks/get": Method(task_methods.get, _CORE_AND_EXTENSION),
+    "tasks/result": Method(task_methods.result, frozenset({CORE_TASKS}), MethodTraits(waits=True)),
+    "tasks/list": Method(task_methods.list, frozenset({CORE_TASKS})),
+    "tasks/cancel": Method(task_methods.cancel, _CORE_AND_EXTENSION),
+    "tasks/update": Method(task_methods.update, frozenset({TASKS_EXTENSION})),
     "notifications/initialized": Method(None, frozenset({LEGACY}), MethodTraits(notification=True), _initialized),
     "notifications/cancelled": Method(None, frozenset({LEGACY}), MethodTraits(notification=True), _cancelled),
 }

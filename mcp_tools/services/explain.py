@@ -71,9 +71,9 @@ def grant_for(user: Any, scopes: list[str] | None = None) -> Grant:
 
 
 def grantable_scopes(user: Any) -> list[str]:
-    from ..auth.oauth import entitled
+    from ..auth.oauth import grantable_scopes
 
-    return entitled(user, sorted(Scope.objects.filter(active=True).values_list("name", flat=True)))
+    return grantable_scopes(user, sorted(Scope.objects.filter(active=True).values_list("name", flat=True)))
 
 
 def grant_from_request(request: Any) -> Grant:
@@ -180,9 +180,9 @@ def _scope_reasons(required: set[str], principal: Principal, catalog: Catalog, r
     if not is_oauth():  # a backend of the site's own: it alone knows how scopes are given
         reasons.extend(f"the grant lacks the scope {name}" for name in missing)
         return
-    from ..auth.oauth import entitled
+    from ..auth.oauth import grantable_scopes
 
-    grantable = set(entitled(principal.user, missing)) if principal.user is not None else set()
+    grantable = set(grantable_scopes(principal.user, missing)) if principal.user is not None else set()
     for name in missing:
         if name in grantable:
             reasons.append(f"the grant lacks the scope {name} ({_who(principal)} could be granted it: ask for it)")
@@ -271,7 +271,7 @@ class DiscoveryPreview:
 def discovery_preview(grant: Grant, query: str = "", limit: int = 10) -> DiscoveryPreview:
     """The grant's entry set, and what ``search_tools`` answers it for ``query`` (empty: no search)."""
     catalog = get_catalog()
-    principal = catalog.entitled(grant.principal)
+    principal = catalog.with_permissions(grant.principal)
     visible = get_auth_backend().can_see
     usable = sum(1 for tool in catalog.tools if discovery.usable(tool, principal, visible))
     preview = DiscoveryPreview(

@@ -13,7 +13,7 @@ from ..catalog import get_catalog
 from ..conf import mcp_settings, reset_on_change
 from ..notify.backends import NullNotifier, get_notifier
 from ..protocol import apps as apps_wire
-from ..protocol import tasks as task_wire
+from ..protocol import task_wire
 from ..protocol import versions as v
 from ..protocol.versions import Revision
 from ..tasking import tasks_enabled
@@ -65,13 +65,13 @@ def capabilities(rev: Revision, asgi: bool, *, apps: bool = False) -> dict[str, 
 def tools_fingerprint(principal: Principal) -> tuple[str, int]:
     """What ``principal`` sees now, as (fingerprint, catalog version)."""
     catalog = get_catalog()
-    return catalog.fingerprint(catalog.entitled(principal), get_auth_backend().can_see), catalog.version
+    return catalog.fingerprint(catalog.with_permissions(principal), get_auth_backend().can_see), catalog.version
 
 
-def entitled(principal: Principal) -> Principal:
+def with_permissions(principal: Principal) -> Principal:
     """``principal`` with its scopes expanded and its user's permissions loaded (see
-    ``Catalog.entitled``): what a listener keeps, since it cannot read the database later."""
-    return get_catalog().entitled(principal)
+    ``Catalog.with_permissions``): what a listener keeps, since it cannot read the database later."""
+    return get_catalog().with_permissions(principal)
 
 
 def modern_meta() -> dict[str, Any]:

@@ -81,4 +81,4 @@ def accept_answer(message: Response, session: Session, principal: Principal) -> 
     """A legacy client's answer to a request of ours: hand it to the process that waits for it."""
     # A task's request only from a token that still reaches the task (its tool's scopes).
     reachable = reachable_tasks(principal).values("pk")
-    record_answer(session.pk, principal.key, message.id, message.result, message.error, reachable)
+    record_answer(session.pk, principal.key, message.id, message.result, message.error, tasks=reachable)

@@ -59,7 +59,7 @@ def read_resource(req: Request, ex: Exchange) -> bytes:
         raise e.invalid_params("resources/read needs params.uri (a string)")
     name = apps_wire.parse_ui_uri(uri)
     catalog = get_catalog()
-    principal = catalog.entitled(ex.principal)
+    principal = catalog.with_permissions(ex.principal)
     tool = catalog.get(name) if name is not None else None
     if (
         tool is None
@@ -85,7 +85,7 @@ def list_resources(req: Request, ex: Exchange) -> bytes:
     raw_cursor = req.params.get("cursor")
     after = None if raw_cursor is None else decode_cursor(raw_cursor, key, scope="resources/list")
     catalog = get_catalog()
-    views = _visible_views(catalog, catalog.entitled(ex.principal))
+    views = _visible_views(catalog, catalog.with_permissions(ex.principal))
     if after is not None:
         views = [tool for tool in views if tool.name > after]
     size = mcp_settings.PAGE_SIZE

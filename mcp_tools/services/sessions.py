@@ -34,7 +34,9 @@ def create_session(req: Request, principal: Principal, *, asgi: bool) -> tuple[b
     """L-1..L-4: answer initialize and open a session row; returns (response, session id)."""
     requested = req.params.get("protocolVersion")
     version = requested if isinstance(requested, str) else ""
-    with telemetry.request_span(req.method, req.params, req.id, None, version, None, known=True) as span:
+    with telemetry.request_span(
+        req.method, req.params, req.id, headers=None, protocol_version=version, session_id=None, known=True
+    ) as span:
         try:
             return _create_session(req, principal, asgi=asgi)
         except McpError as exc:

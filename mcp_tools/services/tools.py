@@ -9,7 +9,7 @@ import orjson
 
 from .. import discovery
 from ..auth import get_auth_backend
-from ..catalog import Catalog, CompiledTool, get_catalog
+from ..catalog import Catalog, CompiledTool, PageQuery, get_catalog
 from ..conf import mcp_settings
 from ..protocol import errors as e
 from ..protocol.cursor import decode_cursor, encode_cursor
@@ -20,7 +20,7 @@ from ..types import Principal
 from .exchange import Exchange
 from .identity import cursor_key, modern_meta
 
-__all__ = ["authorize_batch", "find_tool", "list_tools"]
+__all__ = ["authorize_batch", "callable_tool", "list_tools"]
 
 logger = logging.getLogger("mcp_tools")
 
@@ -47,25 +47,30 @@ def list_tools(req: Request, ex: Exchange) -> bytes:
         return orjson.dumps(result)
 
     catalog = get_catalog()
-    principal = catalog.entitled(ex.principal)
-    body = catalog.page(
+    principal = catalog.with_permissions(ex.principal)
+    query = PageQuery(
         rev,
         principal,
         backend.can_see,
         after,
         mcp_settings.PAGE_SIZE,
-        render,
-        tasks_enabled=tasks_enabled(),
+        tasks_enabled(),
         max_bytes=mcp_settings.MAX_RESPONSE_BYTES,
         # Asked only when some tool has a view: otherwise the pages are the same for every client.
         apps=catalog.has_ui and ex.apps_declared(),
         # Progressive discovery: the entry set and the discovery tools (None: the whole view).
         subset=discovery.entry(catalog, principal, backend.can_see),
     )
+    body = catalog.cached_page(query)
+    if body is None:
+        page = catalog.select_page(query)
+        body = render(page.tools, page.next_after)
+        catalog.remember_page(page, body)
     return encode_raw_result(req.id, body)
 
 
-def find_tool(name: Any, principal: Principal, catalog: Catalog) -> CompiledTool:
+def callable_tool(name: Any, principal: Principal, catalog: Catalog) -> CompiledTool:
+    """The tool ``name`` this principal may call; a hidden tool answers like an unknown one."""
     if not isinstance(name, str):
         raise e.invalid_params("tools/call needs params.name (a string)")
     backend = get_auth_backend()
@@ -97,10 +102,10 @@ def authorize_batch(requests: list[Request], principal: Principal) -> None:
     """Raise the step-up ``AuthFailure`` of the first ``tools/call`` in ``requests`` the
     principal may not make, before any of them runs; other problems are answered per item."""
     catalog = get_catalog()
-    scoped = catalog.entitled(principal)
+    scoped = catalog.with_permissions(principal)
     for req in requests:
         if req.method == "tools/call":
             try:
-                find_tool(req.params.get("name"), scoped, catalog)
+                callable_tool(req.params.get("name"), scoped, catalog)
             except McpError:
                 continue

@@ -27,7 +27,7 @@ from ..asking import withdraw
 from ..conf import mcp_settings
 from ..models import McpTask
 from ..protocol import errors as e
-from ..protocol import tasks as wire
+from ..protocol import task_wire as wire
 from . import AWAITING_APPROVAL, WAITING_FOR_WORKER, QueueUnavailable
 from .service import enqueue
 from .worker import WORKER_LOST_MESSAGE, heartbeat_stale, retry_allowed

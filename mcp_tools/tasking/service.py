@@ -1,7 +1,7 @@
 """Tasks: create a row and enqueue it, serve the task methods, and shape a row per revision.
 
 One row (``McpTask``) per task; the two revision families see it through the adapters in
-``mcp_tools.protocol.tasks``. Ownership is ``principal.key`` (the grant: user and client) and
+``mcp_tools.protocol.task_wire``. Ownership is ``principal.key`` (the grant: user and client) and
 the scopes the tool required (``McpTask.required_scopes``): every lookup filters on both, so a
 foreign task id, or one the token's scopes no longer cover, answers exactly like an unknown one
 (T11-16, TX-13). The worker side is
@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -24,9 +25,9 @@ from ..asking import outstanding
 from ..catalog import CompiledTool, get_catalog
 from ..conf import mcp_settings
 from ..models import McpTask
-from ..models.tasks import TaskQuerySet
+from ..models.task_rows import TaskQuerySet
 from ..protocol import errors as e
-from ..protocol import tasks as wire
+from ..protocol import task_wire as wire
 from ..protocol import versions as v
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.shaping import shape_result
@@ -76,26 +77,31 @@ def effective_ttl(requested: int | None) -> int:
 # --------------------------------------------------------------------------- creation
 
 
-def create_task(
-    tool: CompiledTool,
-    arguments: dict[str, Any],
-    principal: Principal,
-    rev: Revision,
-    ttl_ms: int | None,
-    client_capabilities: dict[str, Any] | None = None,
-    *,
-    held: str = "",
-) -> McpTask:
+@dataclass(frozen=True, slots=True)
+class NewTask:
+    """What a task is created from: the call's tool, arguments, grant and revision, the ttl the
+    client asked for, and what the client declared it can answer (what the handler may ask it
+    in the worker)."""
+
+    tool: CompiledTool
+    arguments: dict[str, Any]
+    principal: Principal
+    rev: Revision
+    ttl_ms: int | None = None
+    client_capabilities: dict[str, Any] | None = None
+
+
+def create_task(new: NewTask, *, held: str = "") -> McpTask:
     """Store the row, then enqueue it; the caller answers with the create-task result at once.
 
     The row is committed before the message is published (TX-4), so any server instance and
     the worker find it. If the broker refuses the message the row is deleted and the client
-    gets a clear error: no orphan row is left working forever. ``client_capabilities`` (what
-    the client declared) decide what the handler may ask it in the worker. A ``held`` task (its
-    status message says why: awaiting approval) is stored working and not enqueued: whoever
-    releases it calls ``enqueue``.
+    gets a clear error: no orphan row is left working forever. A ``held`` task (its status
+    message says why: awaiting approval) is stored working and not enqueued: whoever releases
+    it calls ``enqueue``.
     """
-    ttl = effective_ttl(ttl_ms)
+    tool, principal = new.tool, new.principal
+    ttl = effective_ttl(new.ttl_ms)
     now = timezone.now()
     user = principal.user
     task = McpTask.objects.create(
@@ -107,17 +113,17 @@ def create_task(
             "subject": principal.owner,
         },
         required_scopes=" ".join(sorted(tool.required_scopes)),
-        protocol_version=rev.version,
+        protocol_version=new.rev.version,
         tool_name=tool.name,
         tool_version=tool.version,
-        arguments=arguments,
+        arguments=new.arguments,
         created_at=now,
         updated_at=now,
         ttl_ms=ttl,
         expires_at=McpTask.expiry(now, ttl),
         poll_interval_ms=int(mcp_settings.TASK_POLL_INTERVAL_MS),
         celery_id=uuid.uuid4().hex,
-        client_capabilities=client_capabilities or {},
+        client_capabilities=new.client_capabilities or {},
         status_message=held,
         trace_context=telemetry.inject(),
     )

@@ -25,7 +25,7 @@ from ..catalog import get_catalog
 from ..conf import mcp_settings
 from ..models import McpTask
 from ..protocol import errors as e
-from ..protocol import tasks as wire
+from ..protocol import task_wire as wire
 from ..protocol import versions as v
 from ..threads import close_old_connections
 from ..types import Asker, Principal, ToolResult
@@ -83,30 +83,12 @@ def execute(task_id: str, delivery: str | None = None, *, can_ask: bool = True) 
     task = McpTask.objects.filter(pk=task_id).first()
     if task is None:
         return "missing"  # purged, or the broker outlived the row
-    if task.terminal:
-        return task.status  # cancelled before it started, or a duplicate delivery
-    if delivery is not None and task.celery_id and delivery != task.celery_id:
-        return "superseded"  # queued again after its worker was lost; that message runs it
-    if task.attempts > 0 and task.started_at is not None:
-        if not heartbeat_stale(task):
-            return "running"  # redelivered while its worker still runs it (e.g. a short visibility timeout)
-        # acks_late + reject_on_worker_lost: a worker died with this message unacknowledged.
-        logger.warning("Task %s was interrupted (attempt %s); worker-lost policy %s", task_id, task.attempts,
-                       mcp_settings.TASK_WORKER_LOST)  # fmt: skip
-        if not retry_allowed(task):
-            _fail(task_id, e.INTERNAL_ERROR, WORKER_LOST_MESSAGE, attempt=task.attempts)
-            return wire.FAILED
+    skipped = _not_to_run(task, delivery)
+    if skipped is not None:
+        return skipped
     attempt = task.attempts + 1
-    now = timezone.now()
-    fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "heartbeat_at": now, "updated_at": now}
-    if attempt > 1:
-        # The lost attempt may have been waiting for an answer: this one starts over, working.
-        fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
-    else:
-        # "Waiting for a worker" (recovery.note_unclaimed) is over; any other message stays.
-        waited = When(status_message=WAITING_FOR_WORKER, then=Value(""))
-        fields["status_message"] = Case(waited, default=F("status_message"), output_field=TextField())
     live = (wire.WORKING, wire.INPUT_REQUIRED)
+    fields = _claim(attempt)
     if not McpTask.objects.move(task_id, wire.WORKING, expected=live, attempt=task.attempts, **fields):
         return McpTask.objects.filter(pk=task_id).values_list("status", flat=True).first() or "missing"
     if attempt > 1:
@@ -128,6 +110,39 @@ def execute(task_id: str, delivery: str | None = None, *, can_ask: bool = True) 
                 span.set_attribute("mcp_tools.task.status", status)
             telemetry.task_status(task.tool_name, status)
     return status
+
+
+def _not_to_run(task: McpTask, delivery: str | None) -> str | None:
+    """The status to report instead of running ``task`` for this delivery; None: run it."""
+    if task.terminal:
+        return task.status  # cancelled before it started, or a duplicate delivery
+    if delivery is not None and task.celery_id and delivery != task.celery_id:
+        return "superseded"  # queued again after its worker was lost; that message runs it
+    if task.attempts == 0 or task.started_at is None:
+        return None
+    if not heartbeat_stale(task):
+        return "running"  # redelivered while its worker still runs it (e.g. a short visibility timeout)
+    # acks_late + reject_on_worker_lost: a worker died with this message unacknowledged.
+    logger.warning("Task %s was interrupted (attempt %s); worker-lost policy %s", task.pk, task.attempts,
+                   mcp_settings.TASK_WORKER_LOST)  # fmt: skip
+    if retry_allowed(task):
+        return None
+    _fail(task.pk, e.INTERNAL_ERROR, WORKER_LOST_MESSAGE, attempt=task.attempts)
+    return wire.FAILED
+
+
+def _claim(attempt: int) -> dict[str, Any]:
+    """The fields the conditional UPDATE that claims ``attempt`` writes."""
+    now = timezone.now()
+    fields: dict[str, Any] = {"attempts": attempt, "started_at": now, "heartbeat_at": now, "updated_at": now}
+    if attempt > 1:
+        # The lost attempt may have been waiting for an answer: this one starts over, working.
+        fields["status_message"] = f"Retrying after a worker stopped (attempt {attempt})."
+    else:
+        # "Waiting for a worker" (recovery.note_unclaimed) is over; any other message stays.
+        waited = When(status_message=WAITING_FOR_WORKER, then=Value(""))
+        fields["status_message"] = Case(waited, default=F("status_message"), output_field=TextField())
+    return fields
 
 
 def retry_allowed(task: McpTask) -> bool:
@@ -260,21 +275,23 @@ def _run(task: McpTask, can_ask: bool = True) -> str:
     # ctx.elicit / ctx.sample: the task waits in input_required for the client's answer (T11-11,
     # TX-6/TX-7), as far as the client declared it can answer when it created the task.
     capabilities = task.client_capabilities if isinstance(task.client_capabilities, dict) else {}
-    asker: Asker = TaskAsker(task.pk, task.attempts, task.principal_key, rev.version, capabilities, cancelled)
+    asker: Asker = TaskAsker(
+        task.pk, task.attempts, task.principal_key, rev.version, capabilities=capabilities, cancelled=cancelled
+    )
     if not can_ask:
         asker = NoAsker(
             f"Tool {tool.name!r} cannot ask the client for input here: this task runs eagerly, inside "
             "the request that created it (CELERY_TASK_ALWAYS_EAGER), so the client cannot answer yet."
         )
-    match runner.invoke(tool, dict(task.arguments), _principal(task), progress, log, cancelled, asker):
-        case runner.Cancelled():
-            # The handler saw the cancellation (or a newer attempt took over); the row says so.
-            return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
-        case runner.InputRequired():
-            # Only a handler raising InputNeeded itself gets here: the task's asker waits instead.
-            outcome = runner.error(f"Tool {tool.name!r} needs input, which a task cannot ask for this way.")
-        case runner.Complete(result):
-            outcome = result
+    outcome = runner.settle(
+        runner.invoke(runner.Invocation(tool, dict(task.arguments), _principal(task), progress, log, cancelled, asker)),
+        _as_is,
+        # Only a handler raising InputNeeded itself gets here: the task's asker waits instead.
+        lambda _: runner.error(f"Tool {tool.name!r} needs input, which a task cannot ask for this way."),
+    )
+    if outcome is None:
+        # The handler saw the cancellation (or a newer attempt took over); the row says so.
+        return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
     stored = store_result(outcome)
     size = len(orjson.dumps(stored))
     limit = int(mcp_settings.TASK_RESULT_MAX_BYTES)
@@ -293,6 +310,10 @@ def _run(task: McpTask, can_ask: bool = True) -> str:
         return McpTask.objects.filter(pk=task.pk).values_list("status", flat=True).first() or "missing"
     logger.info("Task %s %s", task.pk, status)
     return status
+
+
+def _as_is(result: ToolResult) -> ToolResult:
+    return result
 
 
 def _error_summary(result: ToolResult) -> str:

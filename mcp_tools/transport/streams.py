@@ -44,7 +44,7 @@ def serve_listen(message: Request, ex: Exchange) -> Reply:
         return too_many_streams(message.id)
     listener = None
     if honoured:
-        principal = services.entitled(ex.principal)  # loaded here: the listener reads no rows
+        principal = services.with_permissions(ex.principal)  # loaded here: the listener reads no rows
         listener = Listener(principal, *services.tools_fingerprint(principal))
 
     # Nothing to deliver under WSGI (no list_changed there): the acknowledgement of nothing and
@@ -160,7 +160,7 @@ async def serve_get(request: HttpRequest) -> Reply:
             return too_many_streams()
         if not services.list_changed_supported(asgi):
             return session, slot, None, ""
-        principal = services.entitled(principal)  # loaded here: the listener reads no rows
+        principal = services.with_permissions(principal)  # loaded here: the listener reads no rows
         fingerprint, version = services.tools_fingerprint(principal)
         # A change the client missed while it had no stream open is sent at once: what it heard
         # is in the Last-Event-ID of the stream it resumes, else what the session row knows.

@@ -12,9 +12,9 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from mcp_tools import ToolContext, ToolError, ToolResult, handle_kind, handler, text
+from mcp_tools import ToolContext, ToolError, ToolResult, handle_type, handler, text
 
-BASKET = handle_kind(
+BASKET = handle_type(
     "bsk",
     label="basket",
     ttl_seconds=24 * 3600,

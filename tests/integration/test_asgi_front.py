@@ -325,15 +325,17 @@ async def test_lifespan_shutdown_writes_the_buffered_audit_rows(settings: Any, t
 
     def record() -> None:
         audit.record(
-            principal=Principal(key="lifespan"),
-            tool_name="echo",
-            tool_version=1,
-            arguments={"text": "x"},
-            sensitive=frozenset(),
-            outcome="ok",
-            duration_ms=1.0,
-            request_id="lifespan-1",
-            protocol_version=MODERN,
+            audit.CallEvent(
+                principal=Principal(key="lifespan"),
+                tool_name="echo",
+                tool_version=1,
+                arguments={"text": "x"},
+                sensitive=frozenset(),
+                outcome="ok",
+                duration_ms=1.0,
+                request_id="lifespan-1",
+                protocol_version=MODERN,
+            )
         )
 
     await sync_to_async(record)()

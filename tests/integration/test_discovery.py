@@ -108,7 +108,7 @@ def test_every_tool_of_the_grant_is_found_by_its_name_and_callable(mcp: Mcp, on:
     is callable by name although it is not listed."""
     mcp.initialize()
     catalog = get_catalog()
-    principal = catalog.entitled(ANONYMOUS)
+    principal = catalog.with_permissions(ANONYMOUS)
     usable = [t.name for t in catalog.tools if discovery.usable(t, principal, get_auth_backend().can_see)]
     assert len(usable) > 20
     for name in usable:
@@ -266,8 +266,9 @@ def test_mode_per_oauth_client(mcp: Mcp, settings: Any) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}
     catalog = get_catalog()
     visible = get_auth_backend().can_see
-    claude = catalog.entitled(ANONYMOUS.__class__(key="user:a/client:claude", client_id="claude", scopes=frozenset()))
-    other = catalog.entitled(ANONYMOUS.__class__(key="user:a/client:other", client_id="other", scopes=frozenset()))
+    grant = ANONYMOUS.__class__
+    claude = catalog.with_permissions(grant(key="user:a/client:claude", client_id="claude", scopes=frozenset()))
+    other = catalog.with_permissions(grant(key="user:a/client:other", client_id="other", scopes=frozenset()))
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DISCOVERY_CLIENTS": {"claude": "on"}}
     assert discovery.entry(get_catalog(), claude, visible) is not None
     assert discovery.entry(get_catalog(), other, visible) is None

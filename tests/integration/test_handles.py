@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from mcp_tools import ToolError
-from mcp_tools.handles import handle_kind, kinds
+from mcp_tools.handles import handle_type, kinds
 from mcp_tools.handles.store import HandleStore
 from mcp_tools.models import McpHandle, Tool
 from mcp_tools.types import Principal
@@ -32,7 +32,7 @@ BOB = Principal(key="user:bob")
 
 @pytest.fixture
 def note_kind() -> Any:
-    kind = handle_kind("note", label="note", ttl_seconds=3600, sliding=False, recover="Call new_note.")
+    kind = handle_type("note", label="note", ttl_seconds=3600, sliding=False, recover="Call new_note.")
     yield kind
     kinds.unregister("note")
 
@@ -156,10 +156,10 @@ def test_state_must_be_a_json_object_within_the_limit(settings: Any) -> None:
 
 def test_kinds_are_registered_in_code() -> None:
     with pytest.raises(ValueError, match="Invalid handle prefix"):
-        handle_kind("Bad-Prefix", label="x", ttl_seconds=1)
+        handle_type("Bad-Prefix", label="x", ttl_seconds=1)
     with pytest.raises(ValueError, match="already registered"):
-        handle_kind("bsk", label="other", ttl_seconds=1)
-    unregistered = handle_kind("tmp", label="tmp", ttl_seconds=60)
+        handle_type("bsk", label="other", ttl_seconds=1)
+    unregistered = handle_type("tmp", label="tmp", ttl_seconds=60)
     kinds.unregister("tmp")
     with pytest.raises(LookupError):
         HandleStore(ALICE).create(unregistered)

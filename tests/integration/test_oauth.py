@@ -343,7 +343,7 @@ def test_a_group_member_gets_the_step_up_for_a_group_restricted_scope(client: An
 
 def test_entitled_is_one_query(alice: User, django_assert_num_queries: Any) -> None:
     """Active scopes, unrestricted or restricted to a group alice is in (any of several)."""
-    from mcp_tools.auth.oauth import entitled
+    from mcp_tools.auth.oauth import grantable_scopes
 
     admins, staff, others = (Group.objects.create(name=n) for n in ("admins", "staff", "others"))
     Scope.objects.create(name="open")
@@ -354,9 +354,9 @@ def test_entitled_is_one_query(alice: User, django_assert_num_queries: Any) -> N
     alice.groups.add(staff, others)
     wanted = ["two", "missing", "admins_only", "open", "off", "theirs"]
     with django_assert_num_queries(1):
-        assert entitled(alice, wanted) == ["two", "open", "theirs"]
+        assert grantable_scopes(alice, wanted) == ["two", "open", "theirs"]
     alice.groups.clear()
-    assert entitled(alice, wanted) == ["open"]
+    assert grantable_scopes(alice, wanted) == ["open"]
 
 
 def test_scope_changes_bump_the_catalog_and_change_lists(client: Any, oauth: None, alice: User) -> None:

@@ -18,8 +18,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from mcp_tools.models import AuditEvent, McpTask, Tool
-from mcp_tools.models.tasks import sources_of
-from mcp_tools.protocol import tasks as wire
+from mcp_tools.models.task_rows import sources_of
+from mcp_tools.protocol import task_wire as wire
 from mcp_tools.tasking.worker import WORKER_LOST_MESSAGE, execute
 from tests.mcp_client import Mcp, modern_meta
 

@@ -11,35 +11,32 @@ from mcp_tools.services.calls import ToolCall
 
 ROOT = Path(__file__).resolve().parents[2]
 
-STEPS = [
-    "find_tool",
-    "read_arguments",
-    "decide_task",
-    "check_arguments",
-    "rate_limit",
-    "start_task",
-    "approve",
-    "run",
-    "shape",
-]
+
+def test_the_module_docstring_lists_the_steps_of_a_call_in_order() -> None:
+    """``ToolCall.STEPS`` is the one list; the docstring and ARCHITECTURE.md say the same."""
+    steps = [step.__name__ for step in ToolCall.STEPS]
+    assert steps[0] == "find_tool"
+    assert steps[-2:] == ["run", "shape"]
+    documented = [line.split()[1] for line in (inspect.getmodule(ToolCall).__doc__ or "").splitlines()
+                  if line[:1].isdigit()]  # fmt: skip
+    assert [name.strip("`") for name in documented] == steps
+    architecture = (ROOT / "ARCHITECTURE.md").read_text()
+    assert "ToolCall.STEPS" in architecture
 
 
-def test_the_steps_of_a_call_run_in_their_documented_order() -> None:
+def test_serving_a_call_runs_the_steps_of_the_one_list() -> None:
+    """``steps`` runs ``STEPS`` (a step named only in ``steps`` would escape the list)."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(ToolCall.steps)))
-    calls = [
-        node
+    called = {
+        node.func.attr
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and isinstance(node.func.value, ast.Name)
         and node.func.value.id == "self"
-    ]
-    called = [node.func.attr for node in sorted(calls, key=lambda n: (n.lineno, n.col_offset))]  # type: ignore[attr-defined]
-    assert [name for name in called if name in STEPS] == STEPS
-    assert ToolCall.__doc__
-    documented = [line.split()[1] for line in (inspect.getmodule(ToolCall).__doc__ or "").splitlines()
-                  if line[:1].isdigit()]  # fmt: skip
-    assert [name.strip("`") for name in documented] == STEPS
+    }
+    assert not called & {step.__name__ for step in ToolCall.STEPS}, called
+    assert "self.STEPS" in inspect.getsource(ToolCall.steps)
 
 
 def test_the_runner_shapes_nothing_for_the_wire() -> None:

@@ -1,4 +1,4 @@
-"""Requests for input on the wire (protocol.inputs) and the handle kinds' retention sentence: no database."""
+"""Requests for input on the wire (protocol.inputs) and the handle types' retention sentence: no database."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from mcp_tools.protocol import inputs
 from mcp_tools.protocol.inputs import ELICIT, SAMPLE
-from mcp_tools.types import HandleKind
+from mcp_tools.types import HandleType
 
 FORM = {"type": "object", "properties": {"name": {"type": "string"}}}
 
@@ -110,4 +110,4 @@ def test_a_missing_capability_is_32021_with_what_is_needed() -> None:
     ],
 )
 def test_the_retention_in_words(seconds: int, sliding: bool, sentence: str) -> None:
-    assert HandleKind("bsk", "basket", seconds, sliding).retention == sentence
+    assert HandleType("bsk", "basket", seconds, sliding).retention == sentence

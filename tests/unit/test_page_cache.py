@@ -8,8 +8,8 @@ import orjson
 import pytest
 from django.test import override_settings
 
-from mcp_tools.catalog import PAGE_ENTRY_OVERHEAD, Catalog, CompiledTool, compile_tool
-from mcp_tools.protocol.versions import LATEST, get_revision
+from mcp_tools.catalog import PAGE_ENTRY_OVERHEAD, Catalog, CompiledTool, PageQuery, compile_tool
+from mcp_tools.protocol.versions import LATEST, Revision, get_revision
 from mcp_tools.types import Principal
 
 SCOPES = [f"s{i}" for i in range(7)]
@@ -55,12 +55,23 @@ def _render(tools: list[dict[str, Any]], next_after: str | None) -> bytes:
     return orjson.dumps({"tools": tools, "next": next_after})
 
 
+def _page(catalog: Catalog, rev: Revision, principal: Principal, after: str | None) -> bytes:
+    """One page as tools/list serves it: from the cache, else selected, rendered and kept."""
+    query = PageQuery(rev, principal, _visible, after, PAGE, tasks_enabled=False)
+    body = catalog.cached_page(query)
+    if body is None:
+        page = catalog.select_page(query)
+        body = _render(page.tools, page.next_after)
+        catalog.remember_page(page, body)
+    return body
+
+
 def _walk(catalog: Catalog, principal: Principal, on_page: Any = None) -> list[bytes]:
     """Every page ``principal`` sees, following the positions the pages name."""
     rev = get_revision(LATEST)
     pages, after = [], None
     while True:
-        body = catalog.page(rev, principal, _visible, after, PAGE, _render, tasks_enabled=False)
+        body = _page(catalog, rev, principal, after)
         pages.append(body)
         if on_page is not None:
             on_page()
@@ -103,14 +114,14 @@ def test_the_least_recently_used_page_goes_first() -> None:
     rev = get_revision(LATEST)
     everyone = Principal(key="all")  # scopes None: sees every tool
     probe = Catalog(1, tools, page_cache_bytes=1 << 20)
-    first = probe.page(rev, everyone, _visible, None, PAGE, _render, tasks_enabled=False)
+    first = _page(probe, rev, everyone, None)
     cost = len(first) + PAGE_ENTRY_OVERHEAD
     catalog = Catalog(1, tools, page_cache_bytes=3 * cost + cost // 2)  # room for three pages
     positions = [None, "tool_0009", "tool_0019", "tool_0029"]
     for after in positions[:3]:
-        catalog.page(rev, everyone, _visible, after, PAGE, _render, tasks_enabled=False)
-    catalog.page(rev, everyone, _visible, None, PAGE, _render, tasks_enabled=False)  # used again
-    catalog.page(rev, everyone, _visible, positions[3], PAGE, _render, tasks_enabled=False)
+        _page(catalog, rev, everyone, after)
+    _page(catalog, rev, everyone, None)  # used again
+    _page(catalog, rev, everyone, positions[3])
     kept = {key[2] for key in catalog._pages}
     assert kept == {None, "tool_0019", "tool_0029"}  # "tool_0009" was the least recently used
 
@@ -121,7 +132,7 @@ def test_a_catalog_takes_its_bound_from_the_setting() -> None:
     with override_settings(MCP_TOOLS={"PAGE_CACHE_BYTES": 0}):
         catalog = Catalog(1, tools)
         rev = get_revision(LATEST)
-        body = catalog.page(rev, Principal(key="a"), _visible, None, PAGE, _render, tasks_enabled=False)
+        body = _page(catalog, rev, Principal(key="a"), None)
         assert orjson.loads(body)["tools"]
         assert catalog.page_cache_stats() == (0, 0)  # served, never kept
 

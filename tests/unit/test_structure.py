@@ -140,7 +140,7 @@ def tool_of() -> Any:
 
 
 def _invoke(tool: Any, cancelled: bool = False) -> runner.Outcome:
-    return runner.invoke(tool, {}, ANONYMOUS, lambda *a: None, lambda *a: None, lambda: cancelled)
+    return runner.invoke(runner.Invocation(tool, {}, ANONYMOUS, lambda *a: None, lambda *a: None, lambda: cancelled))
 
 
 def _asks(ctx: Any) -> None:

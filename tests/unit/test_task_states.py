@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mcp_tools.models import McpTask
-from mcp_tools.models.tasks import TRANSITIONS, can_move, sources_of
-from mcp_tools.protocol import tasks as wire
+from mcp_tools.models.task_rows import TRANSITIONS, can_move, sources_of
+from mcp_tools.protocol import task_wire as wire
 
 ROOT = Path(__file__).resolve().parents[2]
 

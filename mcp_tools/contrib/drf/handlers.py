@@ -257,7 +257,7 @@ def _hide_foreign_duplicates(compiled: Compiled, serializer: Any, principal: Any
     out: dict[str, Any] = {}
     for name, messages in detail.items():
         if isinstance(messages, list) and any(getattr(m, "code", None) == "unique" for m in messages):
-            explained = _own_duplicate(compiled, serializer, principal, instance, name, data)
+            explained = _own_duplicate(compiled, serializer, principal, instance, name=name, data=data)
             messages = [
                 m if getattr(m, "code", None) != "unique" or explained else ErrorDetail(UNUSABLE, code="unusable")
                 for m in messages
@@ -267,7 +267,7 @@ def _hide_foreign_duplicates(compiled: Compiled, serializer: Any, principal: Any
 
 
 def _own_duplicate(
-    compiled: Compiled, serializer: Any, principal: Any, instance: Any, name: str, data: Mapping[str, Any]
+    compiled: Compiled, serializer: Any, principal: Any, instance: Any, *, name: str, data: Mapping[str, Any]
 ) -> bool:
     """Whether one of the caller's own rows (``get_queryset``) holds ``data[name]``."""
     field = serializer.fields.get(name) if hasattr(serializer, "fields") else None

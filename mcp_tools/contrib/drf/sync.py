@@ -202,6 +202,7 @@ def _sync_one(
     existing: dict[tuple[str, Any, Any], Tool],
     report: Report,
     scopes: dict[str, Scope],
+    *,
     reset: bool,
     enable: bool = False,
 ) -> None:
@@ -278,7 +279,7 @@ def sync_toolsets(*, reset: bool = False, prune: bool = False) -> Report:
         existing = _existing()
         scopes: dict[str, Scope] = {}
         for toolset in all_toolsets():
-            _sync_one(toolset, existing, report, scopes, reset)
+            _sync_one(toolset, existing, report, scopes, reset=reset)
         for definition in ToolsetDefinition.objects.filter(enabled=True):
             try:
                 toolset = definition.as_toolset()
@@ -286,7 +287,7 @@ def sync_toolsets(*, reset: bool = False, prune: bool = False) -> Report:
                 report.invalid.append(f"{definition.name}: {exc}")
                 continue
             remember(toolset)
-            _sync_one(toolset, existing, report, scopes, reset)
+            _sync_one(toolset, existing, report, scopes, reset=reset)
         _retire(existing, report, prune)
         describe_scopes(before)
     return report

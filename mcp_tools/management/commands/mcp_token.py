@@ -28,7 +28,7 @@ class Command(BaseCommand):
         except ImportError as exc:  # pragma: no cover
             raise CommandError("mcp_token needs django-oauth-toolkit (pip install django-mcp-tools[oauth])") from exc
 
-        from ...auth.oauth import entitled, resource_url
+        from ...auth.oauth import grantable_scopes, resource_url
         from ...models import Scope
 
         if expires <= 0:
@@ -39,10 +39,10 @@ class Command(BaseCommand):
         # The same rule as the consent page and step-up: active, and not restricted to groups
         # the user is not in.
         if scopes.strip() == "all":
-            names = entitled(owner, sorted(Scope.objects.filter(active=True).values_list("name", flat=True)))
+            names = grantable_scopes(owner, sorted(Scope.objects.filter(active=True).values_list("name", flat=True)))
         else:
             requested = sorted(set(scopes.split()))
-            names = entitled(owner, requested)
+            names = grantable_scopes(owner, requested)
             refused = [n for n in requested if n not in names]
             if refused:
                 raise CommandError(f"Unknown, inactive or not allowed for {user}: {', '.join(refused)}")

@@ -8,7 +8,7 @@ from .. import approvals
 from ..asking import AnswerRefused, record_task_answers
 from ..conf import mcp_settings
 from ..protocol import errors as e
-from ..protocol import tasks as task_wire
+from ..protocol import task_wire
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import Request
 from ..protocol.shaping import shape_result

@@ -1,6 +1,6 @@
 """The task row: one long-running tool call run by Celery, owned by the principal that made it.
 
-No wire shapes here: ``mcp_tools.protocol.tasks`` shapes a row per revision family.
+No wire shapes here: ``mcp_tools.protocol.task_wire`` shapes a row per revision family.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from ..protocol import tasks as wire
+from ..protocol import task_wire as wire
 from .querysets import ExpiringQuerySet
 
 
