@@ -45,7 +45,7 @@ CENTRES = [
     ("handler run and result checks", "mcp_tools/runner.py", "invoke"),
     ("result shaping and encoding", "mcp_tools/services/exchange.py", "complete"),
     ("_meta and routing headers", "mcp_tools/protocol/negotiation.py", "read_modern_meta"),
-    ("POST checks and JSON parse", "mcp_tools/transport/views.py", "_read_post"),
+    ("POST checks and JSON parse", "mcp_tools/transport/decide.py", "_read_post"),
     ("  of which the body read (Django)", "django/http/request.py", "body"),
     ("Host/Origin check", "mcp_tools/transport/replies.py", "check_host_and_origin"),
     ("DB connection checks before and after (Django's)", "mcp_tools/threads.py", "close_old_connections"),

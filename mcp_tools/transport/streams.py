@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest
@@ -134,41 +134,12 @@ async def serve_get(request: HttpRequest) -> Reply:
     headers = request_headers(request)
     if not headers.get("mcp-session-id"):
         return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
-    asgi = isinstance(request, ASGIRequest)
 
     # H-9/H-11: a notification goes on one GET stream of the session, the newest: the session
     # row names it, so a stream on any worker learns it was superseded.
     token = secrets.token_hex(8)
 
-    def prepare() -> Reply | tuple[services.Session, StreamSlot, Listener | None, str]:
-        try:
-            principal = authenticate(request)
-        except AuthFailure as exc:
-            return auth_reply(exc)
-        try:
-            session = legacy_session(headers, principal)
-        except McpError as exc:
-            return error_reply(exc)
-        if not asgi:
-            # H-11: "or else return HTTP 405 Method Not Allowed". Under WSGI no notification
-            # reaches a GET stream (tools.listChanged is false), and an open one holds a worker
-            # (gunicorn's sync worker: the only one) until SSE_MAX_SECONDS: clients (the official
-            # SDKs open one after initialize) hung. Authenticated first: a bad token is still 401.
-            return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
-        slot = take_stream_slot(principal)  # every GET stream, list_changed delivered or not
-        if slot is None:
-            return too_many_streams()
-        if not services.list_changed_supported(asgi):
-            return session, slot, None, ""
-        principal = services.with_permissions(principal)  # loaded here: the listener reads no rows
-        fingerprint, version = services.tools_fingerprint(principal)
-        # A change the client missed while it had no stream open is sent at once: what it heard
-        # is in the Last-Event-ID of the stream it resumes, else what the session row knows.
-        heard = heard_in_event_id(headers.get("last-event-id"), session.pk)
-        known = services.open_get_stream(session, fingerprint, token, heard)
-        return session, slot, Listener(principal, fingerprint, version), known
-
-    found = await run_sync(prepare)
+    found = await run_sync(_prepare_get, request, headers, token)
     if isinstance(found, Reply):
         return found
     session, slot, listener, heard = found
@@ -206,3 +177,36 @@ async def serve_get(request: HttpRequest) -> Reply:
         slot.give_back()
 
     return Reply(200, stream=stream, on_close=close)
+
+
+def _prepare_get(
+    request: HttpRequest, headers: Mapping[str, str], token: str
+) -> Reply | tuple[services.Session, StreamSlot, Listener | None, str]:
+    """A GET stream's session, stream slot and listener (in a worker thread), or its refusal."""
+    try:
+        principal = authenticate(request)
+    except AuthFailure as exc:
+        return auth_reply(exc)
+    try:
+        session = legacy_session(headers, principal)
+    except McpError as exc:
+        return error_reply(exc)
+    asgi = isinstance(request, ASGIRequest)
+    if not asgi:
+        # H-11: "or else return HTTP 405 Method Not Allowed". Under WSGI no notification
+        # reaches a GET stream (tools.listChanged is false), and an open one holds a worker
+        # (gunicorn's sync worker: the only one) until SSE_MAX_SECONDS: clients (the official
+        # SDKs open one after initialize) hung. Authenticated first: a bad token is still 401.
+        return Reply(405, headers={"Allow": "POST, DELETE, OPTIONS"})
+    slot = take_stream_slot(principal)  # every GET stream, list_changed delivered or not
+    if slot is None:
+        return too_many_streams()
+    if not services.list_changed_supported(asgi):
+        return session, slot, None, ""
+    principal = services.with_permissions(principal)  # loaded here: the listener reads no rows
+    fingerprint, version = services.tools_fingerprint(principal)
+    # A change the client missed while it had no stream open is sent at once: what it heard
+    # is in the Last-Event-ID of the stream it resumes, else what the session row knows.
+    heard = heard_in_event_id(headers.get("last-event-id"), session.pk)
+    known = services.open_get_stream(session, fingerprint, token, heard)
+    return session, slot, Listener(principal, fingerprint, version), known

@@ -60,7 +60,8 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         return self.app(environ, start_response)
 
     def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> _Answer | None:
-        from .views import respond_sync
+        from .decide import decide
+        from .views import answer_sync
 
         # As Django's handler does (FORCE_SCRIPT_NAME, else SCRIPT_NAME), and as its
         # request_started/request_finished receivers do for connections.
@@ -69,7 +70,7 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         request = WSGIRequest(environ)
         try:
             with audit.deferred():  # a full batch of audit rows waits for this answer's close()
-                reply = respond_sync(request)
+                reply = answer_sync(decide(request), request)
         except Exception:
             logger.exception("Internal Server Error: %s", request.path)
             signals.got_request_exception.send(sender=None, request=request)

@@ -176,7 +176,7 @@ def test_large_descriptions_and_a_full_batch_stay_within_default_bounds(mcp: Mcp
 
 
 def test_the_wsgi_front_applies_the_same_bounds(mcp: Mcp) -> None:
-    """McpWsgiFront answers batches in the worker's thread (views.respond_sync): the same limit."""
+    """McpWsgiFront answers batches in the worker's thread (views.answer_sync): the same limit."""
     mcp.initialize(REVISION)
     assert mcp.session_id is not None
     front = McpWsgiFront(lambda environ, start_response: [], "/mcp")
