@@ -11,6 +11,29 @@ from typing import Any, Literal, Protocol, TypedDict
 
 from .exceptions import InputUnavailable, ToolCancelled
 
+__all__ = [
+    "ANONYMOUS",
+    "Annotations",
+    "Asker",
+    "ContentBlock",
+    "Elicited",
+    "Handle",
+    "HandleKind",
+    "Handles",
+    "LogLevel",
+    "Principal",
+    "Sampled",
+    "ToolContext",
+    "ToolResult",
+    "admin_grant_key",
+    "audio",
+    "embedded_resource",
+    "grant_key",
+    "image",
+    "resource_link",
+    "text",
+]
+
 logger = logging.getLogger("mcp_tools")
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]

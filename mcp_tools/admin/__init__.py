@@ -17,6 +17,8 @@ from .lookups import AllowedLookups
 from .tools import RevisionsByUser, ToolAdmin
 from .usage import PERIODS, usage
 
+__all__: list[str] = []
+
 admin.site.register(Tool, ToolAdmin)
 
 

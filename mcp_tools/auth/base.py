@@ -13,6 +13,14 @@ if TYPE_CHECKING:
     from ..catalog import CompiledTool
 
 
+__all__ = [
+    "AllowAnyBackend",
+    "AuthFailure",
+    "BaseAuthBackend",
+    "get_auth_backend",
+]
+
+
 class AuthFailure(Exception):
     """Authentication failed: the view answers with ``status`` and these headers.
 

@@ -27,6 +27,19 @@ if TYPE_CHECKING:
 
     from ..catalog import Catalog, CompiledTool
 
+__all__ = [
+    "DOTBackend",
+    "JWTBackend",
+    "OAuthBackend",
+    "advertised_scopes",
+    "authorization_servers",
+    "canonical_resource",
+    "entitled",
+    "open_door",
+    "resource_url",
+    "scopes_enforced",
+]
+
 NOT_VALID = "The access token is not valid for this resource"
 
 

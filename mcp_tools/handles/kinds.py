@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 from ..types import HandleKind
 
+__all__ = ["handle_kind", "kinds"]
+
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,15}$")
 
 

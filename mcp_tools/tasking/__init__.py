@@ -14,6 +14,15 @@ from dataclasses import dataclass, field
 from ..conf import mcp_settings
 from ..types import Principal
 
+__all__ = [
+    "AWAITING_APPROVAL",
+    "QueueUnavailable",
+    "ResultWatch",
+    "StillWorking",
+    "WAITING_FOR_WORKER",
+    "tasks_enabled",
+]
+
 # What a task held for approval says while it waits (its statusMessage; ``approvals.flow``).
 AWAITING_APPROVAL = "Awaiting approval"
 # What a task no worker has started says, once it has waited TASK_LOST_AFTER_SECONDS

@@ -4,3 +4,5 @@
 ``streams`` (GET streams and subscriptions/listen), ``front`` (``McpFront``). Only I/O here:
 every row is read and written by ``mcp_tools.services``.
 """
+
+__all__: list[str] = []

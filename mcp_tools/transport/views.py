@@ -60,6 +60,8 @@ from .replies import (
 )
 from .streams import serve_get, serve_listen, too_many_streams
 
+__all__ = ["endpoint", "respond", "respond_sync"]
+
 logger = logging.getLogger("mcp_tools")
 T = TypeVar("T")
 
