@@ -2,7 +2,8 @@
 
 ``service`` creates rows and serves the task methods, ``worker`` runs a task's handler in a
 Celery worker (with a heartbeat), ``recovery`` retries or fails tasks whose worker is gone,
-``jobs`` and ``beat`` hold the Celery tasks (imported only where Celery is installed).
+``results`` stores a task's result in its row, ``jobs`` and ``beat`` hold the Celery tasks
+(imported only where Celery is installed), ``quiet`` lowers Celery's lines about them to DEBUG.
 """
 
 from __future__ import annotations
