@@ -50,5 +50,6 @@ nitpick_ignore_regex = [
     ("py:class", r"(ContentBlock|JSON|Json|JsonValue|ElicitationSchema)"),
     ("py:class", r"(models|serializers)\..*"),  # Django's and DRF's, as the annotations name them
     ("py:class", r"(App|ASGIApp|WSGIApp|EndpointFront)(\[.*\])?"),  # the fronts' generic base and app types
+    ("py:class", r"HttpRequest"),  # Django's, as the auth backends' annotations name it
 ]
 suppress_warnings = ["myst.header"]

@@ -6,6 +6,8 @@ from typing import Any
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
+__all__ = ["McpToolsConfig"]
+
 
 class McpToolsConfig(AppConfig):
     name = "mcp_tools"

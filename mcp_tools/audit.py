@@ -37,6 +37,15 @@ from .conf import mcp_settings
 from .threads import close_old_connections
 from .types import Principal
 
+__all__ = [
+    "REDACTED",
+    "deferred",
+    "flush",
+    "flush_due",
+    "purge",
+    "record",
+]
+
 logger = logging.getLogger("mcp_tools")
 
 REDACTED = "[redacted]"

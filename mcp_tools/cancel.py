@@ -20,6 +20,13 @@ from django.core.cache import cache
 from .conf import mcp_settings
 from .shared_state import degrade
 
+__all__ = [
+    "CancelFlag",
+    "cancel",
+    "track",
+    "untrack",
+]
+
 
 class CancelFlag:
     """Cancellation of one in-flight request, visible across processes through the cache.

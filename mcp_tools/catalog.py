@@ -45,6 +45,18 @@ from .ui import UiSource
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
+__all__ = [
+    "PageQuery",
+    "Catalog",
+    "CompiledTool",
+    "Subset",
+    "VisibilityCheck",
+    "compile_tool",
+    "get_catalog",
+    "reset",
+    "user_permissions",
+]
+
 logger = logging.getLogger("mcp_tools")
 
 # What one cached page costs beyond its body: its key, tuple and dict slot (an estimate that

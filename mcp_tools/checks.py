@@ -40,6 +40,8 @@ from django.core.checks import CheckMessage, Error, Tags, Warning
 from django.core.checks import register as register_check
 from django.db import DatabaseError
 
+__all__ = ["register"]
+
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E001: every MCP_TOOLS key is read and checked (type, range, import) at startup."""

@@ -22,6 +22,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
+__all__ = ["SETTINGS", "mcp_settings", "reset_on_change"]
+
 SettingCheck = Callable[[Any], str | None]
 
 

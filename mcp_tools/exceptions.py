@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "InputNeeded",
+    "InputUnavailable",
+    "ToolCancelled",
+    "ToolError",
+]
+
 
 class ToolError(Exception):
     """A failure the model should see: becomes a result with ``isError: true`` (T-9).

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+__all__ = ["Check", "compile_check"]
+
 Check = Callable[[Any], bool]
 
 _ANNOTATIONS = frozenset(

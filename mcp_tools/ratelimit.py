@@ -27,6 +27,14 @@ from django.core.signals import setting_changed
 from .conf import mcp_settings
 from .shared_state import degrade
 
+__all__ = [
+    "acquire_slot",
+    "hit",
+    "parse_rate",
+    "release_slot",
+    "validate_rate",
+]
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
 

@@ -15,6 +15,17 @@ if TYPE_CHECKING:
 # a valid call of a tool with a simple schema never needs it (fastcheck answers), nor does
 # tools/list; saving a tool, an invalid call and a complex schema do.
 
+__all__ = [
+    "DIALECTS",
+    "check_input_schema",
+    "check_output_schema",
+    "compile_validator",
+    "error_messages",
+    "input_schema_problems",
+    "output_schema_problems",
+    "schema_problems",
+]
+
 # L-16: no $schema means 2020-12; these are the dialects we document as supported (the names
 # of their validator classes in jsonschema).
 DIALECTS: dict[str, str] = {

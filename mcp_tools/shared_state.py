@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+__all__ = ["degrade"]
+
 logger = logging.getLogger("mcp_tools")
 
 T = TypeVar("T")

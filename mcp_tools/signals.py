@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
+__all__ = ["catalog_changed", "first_catalog"]
+
 catalog_changed = Signal()
 """Sent by ``CatalogVersion.bump()`` inside the changing transaction, with ``using`` (the
 database alias). The notify package publishes list_changed after that transaction commits."""

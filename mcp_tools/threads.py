@@ -21,6 +21,14 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .conf import mcp_settings
 
+__all__ = [
+    "close_old_connections",
+    "run_handler",
+    "run_sync",
+    "start_handler",
+    "submit",
+]
+
 P = ParamSpec("P")
 R = TypeVar("R")
 

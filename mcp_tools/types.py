@@ -11,6 +11,30 @@ from typing import Any, Literal, Protocol, TypedDict
 
 from .exceptions import InputUnavailable, ToolCancelled
 
+__all__ = [
+    "ANONYMOUS",
+    "Annotations",
+    "Asker",
+    "ContentBlock",
+    "Elicited",
+    "Handle",
+    "HandleType",
+    "Handles",
+    "LogLevel",
+    "Principal",
+    "Sampled",
+    "ToolContext",
+    "ToolInfo",
+    "ToolResult",
+    "admin_grant_key",
+    "audio",
+    "embedded_resource",
+    "grant_key",
+    "image",
+    "resource_link",
+    "text",
+]
+
 logger = logging.getLogger("mcp_tools")
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
@@ -302,6 +326,45 @@ class Handle:
     state: dict[str, Any]
     created_at: datetime
     expires_at: datetime
+
+
+class ToolInfo(Protocol):
+    """What an extension point is told about a tool (an auth backend's ``can_see`` and
+    ``step_up``): read-only, the tool as compiled for the current catalog version.
+
+    The catalog's own tool objects satisfy it as they are (nothing is copied per request); a
+    backend must not rely on more than these attributes, nor keep the object past the call.
+    """
+
+    @property
+    def name(self) -> str:
+        """The tool's name, as listed."""
+        ...
+
+    @property
+    def handler_key(self) -> str:
+        """Its tool kind's key (``ToolKind.key``)."""
+        ...
+
+    @property
+    def required_scopes(self) -> frozenset[str]:
+        """The OAuth scopes a caller needs to see and call it (none: any caller)."""
+        ...
+
+    @property
+    def required_permissions(self) -> frozenset[str]:
+        """The Django permissions its kind requires (``ToolKind.permissions``)."""
+        ...
+
+    @property
+    def requires_approval(self) -> bool:
+        """Whether a call waits for a person's decision first."""
+        ...
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The groups progressive discovery finds it by."""
+        ...
 
 
 class Handles(Protocol):

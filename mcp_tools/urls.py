@@ -4,6 +4,8 @@ from django.urls import path
 
 from .transport import views
 
+__all__: list[str] = []
+
 app_name = "mcp_tools"
 
 urlpatterns = [

@@ -1,5 +1,7 @@
-"""The admin: the tool editor (``tools``), call approvals, scopes, sessions, tasks, audit events
-and stream stats."""
+"""The admin: the tool editor (``tools``, with ``forms``, ``config_fields``, ``schema_forms`` and
+Try it, ``trial``), call approvals (``approvals``), handles (``handles``), the audit trail's
+usage page (``usage``), scopes, sessions, tasks, audit events and stream stats; ``lookups``
+keeps changelist filters to an allowlist."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from . import approvals, handles  # noqa: F401  (register McpApprovalAdmin, McpH
 from .lookups import AllowedLookups
 from .tools import RevisionsByUser, ToolAdmin
 from .usage import PERIODS, usage
+
+__all__: list[str] = []
 
 admin.site.register(Tool, ToolAdmin)
 

@@ -23,6 +23,8 @@ from .. import approvals
 from ..models import ApprovalState, McpApproval
 from .lookups import AllowedLookups
 
+__all__: list[str] = []
+
 BULK_REJECT_REASON = "Rejected from the list of pending calls."
 
 

@@ -24,6 +24,8 @@ from django import forms
 from ..registry import registry
 from .schema_forms import SchemaFields
 
+__all__ = ["HandlerConfigFieldsMixin", "config_fieldsets"]
+
 PREFIX = "config__"
 
 

@@ -26,6 +26,13 @@ from ..registry import registry
 from .config_fields import HandlerConfigFieldsMixin
 from .schema_forms import SchemaFields
 
+__all__ = [
+    "ImportForm",
+    "TOOL_FIELDSETS",
+    "ToolForm",
+    "TryForm",
+]
+
 # How the admin arranges the model's one list of editable fields (models.tools.EDITABLE_FIELDS);
 # tests/unit checks that the two name the same fields.
 TOOL_FIELDSETS: tuple[tuple[str | None, Any], ...] = (

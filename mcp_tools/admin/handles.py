@@ -13,6 +13,8 @@ from ..handles import kinds
 from ..models import McpHandle
 from .lookups import AllowedLookups
 
+__all__: list[str] = []
+
 
 class LiveFilter(admin.SimpleListFilter):
     title = "expiry"

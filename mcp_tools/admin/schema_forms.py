@@ -23,6 +23,8 @@ from django.utils.dateparse import parse_datetime
 
 from ..schemas import compile_validator, schema_problems
 
+__all__ = ["SchemaFields"]
+
 # Keywords that say nothing about the shape of a value (x-... extensions are allowed too).
 _ANNOTATIONS = frozenset(
     {"title", "description", "default", "examples", "readOnly", "writeOnly", "deprecated", "$comment"}

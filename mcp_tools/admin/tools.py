@@ -46,6 +46,8 @@ from .forms import TOOL_FIELDSETS, ImportForm, ToolForm, TryForm
 from .lookups import AllowedLookups
 from .trial import grantable_scopes, try_tool
 
+__all__ = ["RevisionsByUser", "ToolAdmin"]
+
 
 class ToolKindFilter(admin.SimpleListFilter):
     title = "tool kind"

@@ -27,6 +27,8 @@ from ..protocol.versions import get_revision
 from ..services import Exchange, handle_request
 from ..types import Principal, admin_grant_key
 
+__all__ = ["grantable_scopes", "try_tool"]
+
 CLIENT_ID = "django-admin"
 
 

@@ -32,6 +32,24 @@ from ..tasking.results import store_result
 from ..tasking.service import NewTask, create_task, enqueue
 from ..types import Principal
 
+__all__ = [
+    "AWAITING",
+    "Decided",
+    "DecisionRefused",
+    "await_decision",
+    "claim",
+    "decide",
+    "expire_due",
+    "hold_task",
+    "may_decide",
+    "redact",
+    "refusal",
+    "request",
+    "settle_task",
+    "task_cancelled",
+    "timeout_of",
+]
+
 logger = logging.getLogger("mcp_tools")
 
 # What a held task says while it waits (its statusMessage).

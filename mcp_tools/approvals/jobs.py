@@ -11,6 +11,8 @@ from celery import shared_task
 
 from .flow import expire_due
 
+__all__ = ["expire_approvals"]
+
 
 @shared_task(name="mcp_tools.expire_approvals", ignore_result=True)  # type: ignore[untyped-decorator]
 def expire_approvals() -> int:

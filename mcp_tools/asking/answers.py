@@ -8,6 +8,8 @@ from ..exceptions import InputUnavailable
 from ..protocol import inputs
 from ..protocol.inputs import ELICIT
 
+__all__ = ["check_question", "checked_answer", "missing_capability"]
+
 
 def check_question(method: str, params: dict[str, Any], version: str) -> None:
     """A handler's question must be one the protocol can carry (a programming error otherwise)."""

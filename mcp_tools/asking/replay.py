@@ -10,6 +10,8 @@ from ..protocol import inputs
 from .answers import check_question, checked_answer
 from .state import redeem
 
+__all__ = ["ReplayAsker"]
+
 
 class ReplayAsker:
     """Answers ``ctx.elicit``/``ctx.sample`` from earlier rounds, or raises the question.

@@ -25,6 +25,14 @@ from django.utils import timezone
 from ..conf import mcp_settings
 from ..types import Principal
 
+__all__ = [
+    "RequestState",
+    "StateRefused",
+    "open_state",
+    "redeem",
+    "seal_state",
+]
+
 SALT = "mcp_tools.asking.request_state"
 VERSION = 1
 

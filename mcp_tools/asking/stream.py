@@ -28,6 +28,8 @@ from ..protocol import inputs
 from .answers import check_question, checked_answer, missing_capability
 from .waiting import GRACE_SECONDS, people, wait_for_answer
 
+__all__ = ["StreamAsker", "record_answer"]
+
 logger = logging.getLogger("mcp_tools")
 
 

@@ -35,6 +35,15 @@ from ..protocol import task_wire as wire
 from .answers import check_question, checked_answer, missing_capability
 from .waiting import GRACE_SECONDS, wait_for_answer
 
+__all__ = [
+    "AnswerRefused",
+    "TaskAsker",
+    "TaskRequest",
+    "outstanding",
+    "record_task_answers",
+    "withdraw",
+]
+
 
 class TaskAsker:
     """Asks on behalf of a task's handler in the worker, and blocks its thread for the answer."""

@@ -6,6 +6,8 @@ from typing import Any
 
 from ..exceptions import InputUnavailable
 
+__all__ = ["NoAsker"]
+
 
 class NoAsker:
     """The asker of a call that cannot ask (e.g. a handler run outside any request or task):

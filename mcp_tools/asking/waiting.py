@@ -18,6 +18,13 @@ from ..exceptions import InputUnavailable, ToolCancelled
 from ..models import McpPendingInput
 from ..protocol import inputs
 
+__all__ = [
+    "GRACE_SECONDS",
+    "people",
+    "poll",
+    "wait_for_answer",
+]
+
 # How long an answer waits for the process that asked after its deadline, before the purge.
 GRACE_SECONDS = 60
 

@@ -5,12 +5,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..conf import mcp_settings, reset_on_change
-from ..types import ANONYMOUS, Principal
+from ..types import ANONYMOUS, Principal, ToolInfo
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
 
-    from ..catalog import CompiledTool
+
+__all__ = [
+    "AllowAnyBackend",
+    "AuthFailure",
+    "BaseAuthBackend",
+    "get_auth_backend",
+]
 
 
 class AuthFailure(Exception):
@@ -43,9 +49,9 @@ class BaseAuthBackend:
 
     - ``authenticate(request)`` returns a :class:`~mcp_tools.types.Principal` or raises
       :class:`AuthFailure` (401/403 with a ``WWW-Authenticate`` challenge);
-    - ``can_see(tool, principal)`` says whether a tool is listed for, and callable by, the
-      principal. It must depend only on the tool and ``principal.scopes`` because its answer
-      is cached per scope set.
+    - ``can_see(tool, principal)`` says whether a tool (a :class:`~mcp_tools.types.ToolInfo`) is
+      listed for, and callable by, the principal. It must depend only on the tool and
+      ``principal.scopes`` because its answer is cached per scope set.
     - ``filters_by_principal`` is True when different callers may see different lists.
     """
 
@@ -54,13 +60,13 @@ class BaseAuthBackend:
     def authenticate(self, request: HttpRequest) -> Principal:
         raise NotImplementedError
 
-    def can_see(self, tool: CompiledTool, principal: Principal) -> bool:
+    def can_see(self, tool: ToolInfo, principal: Principal) -> bool:
         if principal.scopes is None:
             # Granted scopes not yet expanded (Catalog.scoped): show nothing rather than all.
             return principal.granted is None
         return tool.required_scopes <= principal.scopes
 
-    def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
+    def step_up(self, tool: ToolInfo, principal: Principal) -> AuthFailure | None:
         """For a tool the principal cannot see: an AuthFailure (403) inviting re-authorization
         with more scopes, or None to answer as for an unknown tool."""
         return None

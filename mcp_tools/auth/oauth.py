@@ -18,14 +18,27 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from ..types import Principal, grant_key
+from ..types import Principal, ToolInfo, grant_key
 from . import tokens
 from .base import AuthFailure, BaseAuthBackend
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
 
-    from ..catalog import Catalog, CompiledTool
+    from ..catalog import Catalog
+
+__all__ = [
+    "DOTBackend",
+    "JWTBackend",
+    "OAuthBackend",
+    "advertised_scopes",
+    "authorization_servers",
+    "canonical_resource",
+    "grantable_scopes",
+    "open_door",
+    "resource_url",
+    "scopes_enforced",
+]
 
 NOT_VALID = "The access token is not valid for this resource"
 
@@ -138,7 +151,7 @@ def bearer_token(request: HttpRequest) -> str:
 class OAuthBackend(BaseAuthBackend):
     """Shared parts: step-up for tools/call."""
 
-    def step_up(self, tool: CompiledTool, principal: Principal) -> AuthFailure | None:
+    def step_up(self, tool: ToolInfo, principal: Principal) -> AuthFailure | None:
         """A-5: 403 insufficient_scope when the user could be granted what the tool lacks.
 
         Tools needing a scope the user can never get answer like unknown tools (-32602).

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+__all__ = [
+    "SIGN_IN_URL_NAME",
+    "package_sign_in",
+    "sign_in_url",
+    "site_sign_in",
+]
+
 SIGN_IN_URL_NAME = "mcp-oauth-login"
 
 

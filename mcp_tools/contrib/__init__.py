@@ -1,1 +1,3 @@
 """Integrations with optional libraries; the core (everything outside ``contrib``) never imports them."""
+
+__all__: list[str] = []

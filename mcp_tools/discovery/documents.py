@@ -22,6 +22,15 @@ from dataclasses import dataclass
 from ..catalog import CompiledTool
 from ..registry import registry
 
+__all__ = [
+    "Document",
+    "access_key",
+    "document",
+    "keep_only",
+    "split_access",
+    "terms",
+]
+
 logger = logging.getLogger("mcp_tools")
 
 # Words are split at what separates them in tool names: _ . - and camelCase.

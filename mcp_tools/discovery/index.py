@@ -26,6 +26,8 @@ from ..catalog import Catalog
 from ..models import SearchEntry, Tool
 from . import documents
 
+__all__ = ["ensure", "sync"]
+
 logger = logging.getLogger("mcp_tools")
 
 _CHUNK = 500

@@ -6,6 +6,8 @@ from ..catalog import Catalog, VisibilityCheck
 from ..conf import mcp_settings
 from ..types import Principal
 
+__all__ = ["active", "mode_of"]
+
 
 def mode_of(principal: Principal) -> str:
     """The configured mode for ``principal``'s OAuth client: ``off``, ``on`` or ``auto``."""

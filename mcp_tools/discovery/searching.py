@@ -41,6 +41,13 @@ from ..types import Principal
 from . import index
 from .documents import Document, access_key, document, split_access, terms
 
+__all__ = [
+    "Found",
+    "MAX_QUERY_CHARS",
+    "search",
+    "usable",
+]
+
 # Tokens that may be a tool's name, for the exact-name match.
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 _IDENTIFIER = re.compile(r"[_.\-]|[a-z][A-Z]")

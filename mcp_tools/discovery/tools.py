@@ -17,6 +17,16 @@ from ..protocol.versions import Revision
 from ..types import Principal, ToolResult
 from .searching import MAX_QUERY_CHARS, search, usable
 
+__all__ = [
+    "BUILTINS",
+    "DESCRIBE_NAME",
+    "NAMES",
+    "SEARCH_NAME",
+    "answer",
+    "hit",
+    "is_builtin",
+]
+
 SEARCH_NAME = "search_tools"
 DESCRIBE_NAME = "describe_tools"
 KIND_PREFIX = "mcp_tools.discovery."

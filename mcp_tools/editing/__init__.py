@@ -5,3 +5,5 @@ revisions), ``preview`` (the exact ``tools/list`` entry of a tool per protocol r
 ``problems`` (what the database system checks say now, for the tool list and the log).
 Every change made here goes through ``models.revisions.revision`` and ``CatalogVersion.batch``.
 """
+
+__all__: list[str] = []

@@ -12,6 +12,8 @@ from django.db import router, transaction
 
 from ..models import EDITABLE_FIELDS, RevisionAction, Scope, Tool, ToolRevision, revision
 
+__all__ = ["compare", "current_state", "restore"]
+
 
 @dataclass(frozen=True, slots=True)
 class FieldChange:

@@ -13,6 +13,8 @@ from ..protocol.shaping import shape_tool
 from ..protocol.versions import SUPPORTED_VERSIONS, get_revision
 from ..ui import render_document
 
+__all__ = ["preview", "ui_document", "view_call_refusal"]
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:

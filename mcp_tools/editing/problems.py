@@ -17,6 +17,8 @@ from django.core.checks import CheckMessage, Tags
 from django.core.checks.registry import registry
 from django.db import DEFAULT_DB_ALIAS, DatabaseError
 
+__all__ = ["describe", "log_first", "problems"]
+
 logger = logging.getLogger("mcp_tools")
 
 _lock = threading.Lock()

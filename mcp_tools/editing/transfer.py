@@ -16,6 +16,15 @@ from ..models import EDITABLE_FIELDS, SCOPE_NAME_RE, UI_CSP_FIELDS, CatalogVersi
 from ..models.tools import MAX_JSON_DEPTH
 from ..protocol.jsonrpc import depth_over
 
+__all__ = [
+    "ImportRejected",
+    "MAX_FILE_BYTES",
+    "dumps",
+    "export_tools",
+    "import_tools",
+    "loads",
+]
+
 FORMAT = "django-mcp-tools/tools"
 FORMAT_VERSION = 1
 SCOPE_FIELDS = ("name", "description", "advertised", "active", "implies")

@@ -6,6 +6,8 @@ from celery import shared_task
 
 from .store import purge_expired
 
+__all__ = ["purge_expired_handles"]
+
 
 @shared_task(name="mcp_tools.purge_expired_handles", ignore_result=True)  # type: ignore[untyped-decorator]
 def purge_expired_handles() -> int:

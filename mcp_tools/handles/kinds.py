@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 from ..types import HandleType
 
+__all__ = ["HandleTypes", "handle_type", "kinds"]
+
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,15}$")
 
 

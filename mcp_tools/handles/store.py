@@ -27,6 +27,8 @@ from ..models import McpHandle, McpPendingInput, McpRedemption
 from ..types import Handle, HandleType, Principal
 from .kinds import kinds
 
+__all__ = ["HandleStore", "purge_expired"]
+
 logger = logging.getLogger("mcp_tools")
 
 # A handle id carries 192 random bits after its prefix (T-D5: opaque, from a secure RNG).

@@ -11,6 +11,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+__all__ = ["ApprovalState", "McpApproval"]
+
 
 class ApprovalState(models.TextChoices):
     PENDING = "pending", _("Pending")

@@ -7,6 +7,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+__all__ = ["AuditEvent", "AuditOutcome"]
+
 
 class AuditOutcome(models.TextChoices):
     OK = "ok", _("OK")

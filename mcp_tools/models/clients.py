@@ -7,6 +7,8 @@ from django.utils.translation import gettext_lazy as _
 
 from .tools import Scope
 
+__all__ = ["ClientEntitlement"]
+
 
 class ClientEntitlement(models.Model):
     """The scopes a client-credentials application may hold, chosen by an admin.

@@ -11,6 +11,8 @@ from django.utils.translation import gettext_lazy as _
 
 from .querysets import ExpiringQuerySet
 
+__all__ = ["McpHandle", "McpPendingInput", "McpRedemption"]
+
 
 class HandleQuerySet(ExpiringQuerySet["McpHandle"]):
     def live(self) -> HandleQuerySet:

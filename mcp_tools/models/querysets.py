@@ -9,6 +9,13 @@ from django.utils import timezone
 
 from .revisions import revision
 
+__all__ = [
+    "ExpiringQuerySet",
+    "SessionQuerySet",
+    "ToolQuerySet",
+    "delete_in_batches",
+]
+
 
 class ToolQuerySet(models.QuerySet["Tool"]):  # type: ignore[name-defined]
     def enabled(self) -> ToolQuerySet:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+__all__ = ["fetch_one"]
+
 
 def fetch_one(connection: Any, sql: str, params: Sequence[Any] = ()) -> Any:
     """The first row of ``sql`` (``%s`` placeholders) on ``connection``, or None.

@@ -14,6 +14,8 @@ from django.db.models.signals import m2m_changed, post_delete, pre_delete
 from .revisions import record_changes, revision
 from .tools import CatalogVersion, Scope, Tool
 
+__all__ = ["connect"]
+
 
 def _bump(sender: Any, **kwargs: Any) -> None:
     # Runs inside the changing transaction: the catalog version moves with the rows, so

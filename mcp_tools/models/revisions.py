@@ -25,6 +25,15 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+__all__ = [
+    "RevisionAction",
+    "ToolRevision",
+    "current_frame",
+    "record_changes",
+    "revision",
+    "set_fields",
+]
+
 _CHUNK = 500
 
 

@@ -20,6 +20,8 @@ from django.utils.translation import gettext_lazy as _
 
 from .tools import Tool
 
+__all__ = ["FTS_TABLE", "PG_CONFIG", "SearchEntry"]
+
 
 class SearchEntry(models.Model):
     """What discovery finds one enabled tool by, as of one version of the tool."""

@@ -12,6 +12,13 @@ from django.utils.translation import gettext_lazy as _
 
 from .querysets import SessionQuerySet
 
+__all__ = [
+    "McpSession",
+    "STATS_STALE_SECONDS",
+    "StreamStats",
+    "new_session_id",
+]
+
 # A process whose stream statistics are older than this is gone.
 STATS_STALE_SECONDS = 60
 

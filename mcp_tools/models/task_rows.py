@@ -17,6 +17,13 @@ from django.utils.translation import gettext_lazy as _
 from ..protocol import task_wire as wire
 from .querysets import ExpiringQuerySet
 
+__all__ = [
+    "McpTask",
+    "TaskQuerySet",
+    "TaskStatus",
+    "new_task_id",
+]
+
 
 def new_task_id() -> str:
     # T11-6, T11-16, TX-13: unguessable (192 random bits), unique, URL-safe.

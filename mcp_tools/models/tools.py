@@ -28,6 +28,28 @@ from .querysets import ToolQuerySet
 from .raw import fetch_one
 from .revisions import RevisionAction, revision
 
+__all__ = [
+    "ACCESS_FIELDS",
+    "ANNOTATION_FIELDS",
+    "APPROVAL_FIELDS",
+    "BINDING_FIELDS",
+    "CatalogVersion",
+    "DISCOVERY_FIELDS",
+    "EDITABLE_FIELDS",
+    "MAX_JSON_DEPTH",
+    "SCOPE_NAME_RE",
+    "Scope",
+    "TOOL_NAME_RE",
+    "TaskSupport",
+    "Tool",
+    "UI_CSP_FIELDS",
+    "UI_FIELDS",
+    "UiPermission",
+    "UiVisibility",
+    "WIRE_FIELDS",
+    "default_input_schema",
+]
+
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 # An escaped NUL in JSON text: \u0000 after an even number of backslashes (not a written "\\u0000").
 _JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")

@@ -1,5 +1,6 @@
-"""list_changed fan-out: publish catalog changes after commit, deliver them to open streams;
-and each process's subscription for what it reuses (``watch``, ``receivers``)."""
+"""list_changed fan-out: publish catalog changes after commit (``backends``: ``BaseNotifier`` and
+the built-in notifiers), deliver them to open streams (``hub``); and each process's subscription
+for what it reuses (``watch``, ``receivers``)."""
 
 from __future__ import annotations
 

@@ -25,6 +25,13 @@ from django.utils.module_loading import import_string
 
 from ..conf import mcp_settings
 
+__all__ = [
+    "BaseNotifier",
+    "CATALOG",
+    "NullNotifier",
+    "get_notifier",
+]
+
 logger = logging.getLogger("mcp_tools.notify")
 
 Kick = Callable[[], None]

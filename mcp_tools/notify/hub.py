@@ -23,6 +23,14 @@ from ..ratelimit import acquire_slot, release_slot
 from ..types import Principal
 from .backends import BaseNotifier, get_notifier
 
+__all__ = [
+    "Listener",
+    "StreamSlot",
+    "get_hub",
+    "release",
+    "take_stream_slot",
+]
+
 logger = logging.getLogger("mcp_tools.notify")
 
 Wake = Literal["changed", "idle", "closed"]

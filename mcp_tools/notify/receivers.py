@@ -17,6 +17,8 @@ from ..conf import mcp_settings
 from . import watch
 from .backends import get_notifier
 
+__all__ = ["connect"]
+
 logger = logging.getLogger("mcp_tools.notify")
 
 # More messages than this from one transaction are sent as one that drops every token row.

@@ -26,6 +26,14 @@ from .. import freshness
 from ..auth import tokens
 from .backends import CATALOG, get_notifier
 
+__all__ = [
+    "TOKEN",
+    "TOKENS",
+    "USER",
+    "heard",
+    "start",
+]
+
 logger = logging.getLogger("mcp_tools.notify")
 
 TOKEN = "token:"  # noqa: S105 - a message prefix

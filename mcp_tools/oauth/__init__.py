@@ -3,3 +3,5 @@
 Needs ``oauth2_provider`` in INSTALLED_APPS (``pip install django-mcp-tools[oauth]``); the
 rest of ``mcp_tools`` does not import this package.
 """
+
+__all__: list[str] = []

@@ -21,6 +21,8 @@ from oauth2_provider.forms import ApplicationForm
 
 from ..models import ClientEntitlement, Scope
 
+__all__ = ["ApplicationAdmin"]
+
 ENTITLEMENT_FIELD = "mcp_client_credentials_scopes"
 CLIENT_CREDENTIALS = "client-credentials"  # DOT's Application.GRANT_CLIENT_CREDENTIALS
 

@@ -34,6 +34,13 @@ from oauth2_provider.views import DynamicClientRegistrationManagementView, Dynam
 from .. import ratelimit
 from ..conf import mcp_settings
 
+__all__ = [
+    "PolicedMetadataFetcher",
+    "is_loopback",
+    "manage",
+    "register",
+]
+
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 REGISTRABLE_GRANTS = ("authorization_code", "refresh_token")
 # What DOT's registration view can store (it maps "none" to a public client).

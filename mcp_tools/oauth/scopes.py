@@ -9,6 +9,8 @@ from oauth2_provider.scopes import BaseScopes
 
 from ..catalog import get_catalog
 
+__all__ = ["DatabaseScopes"]
+
 
 class DatabaseScopes(BaseScopes):  # type: ignore[misc]
     """Active scopes are available; advertised ones are the default. User-independent on

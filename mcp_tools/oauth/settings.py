@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+__all__ = ["MCP_READY", "oauth2_provider_settings"]
+
 MCP_READY: dict[str, Any] = {
     "PKCE_REQUIRED": True,
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,

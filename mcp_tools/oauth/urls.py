@@ -29,6 +29,8 @@ from django.urls import include, path
 from ..auth.signin import SIGN_IN_URL_NAME
 from . import views
 
+__all__: list[str] = []
+
 app_name_dot = "oauth2_provider"
 
 authorization_server = [

@@ -26,6 +26,8 @@ from ..auth.oauth import canonical_resource, resource_url
 from ..conf import mcp_settings
 from ..models import ClientEntitlement
 
+__all__ = ["McpOAuth2Validator", "grant_types_served"]
+
 USER_GRANTS = ("authorization_code", "refresh_token")
 CLIENT_CREDENTIALS = "client_credentials"
 

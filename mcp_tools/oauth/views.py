@@ -22,6 +22,17 @@ from ..conf import mcp_settings
 from . import registration
 from .validators import grant_types_served
 
+__all__ = [
+    "ConsentView",
+    "SignInView",
+    "dcr_manage",
+    "dcr_register",
+    "resource_metadata",
+    "revoke",
+    "server_metadata",
+    "token",
+]
+
 CORS_HEADERS = "authorization, content-type, mcp-protocol-version"
 CONSENT_TEMPLATE = "mcp_tools/oauth/authorize.html"
 ERROR_TEMPLATE = "mcp_tools/oauth/error.html"

@@ -8,6 +8,8 @@ import hmac
 
 from .errors import invalid_params
 
+__all__ = ["decode_cursor", "encode_cursor"]
+
 _SIG_BYTES = 12
 
 

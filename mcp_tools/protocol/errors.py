@@ -4,6 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "McpError",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "header_mismatch",
+    "internal_error",
+    "invalid_params",
+    "invalid_request",
+    "method_not_found",
+    "parse_error",
+]
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601

@@ -16,6 +16,20 @@ import orjson
 from . import versions as v
 from .errors import MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
 
+__all__ = [
+    "CAPABILITIES",
+    "ELICIT",
+    "METHODS",
+    "NAMES",
+    "answer_problems",
+    "client_can",
+    "form_fits",
+    "form_schema_problems",
+    "missing_capability",
+    "request_digest",
+    "shape_params",
+]
+
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 METHODS = (ELICIT, SAMPLE)

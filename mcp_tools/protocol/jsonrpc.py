@@ -183,6 +183,7 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "TooDeep",
     "depth_over",
     "encode_error",
     "encode_notification",

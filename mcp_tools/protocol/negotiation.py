@@ -15,6 +15,16 @@ from .errors import (
 )
 from .headers import check_routing_headers
 
+__all__ = [
+    "LOG_LEVELS",
+    "ModernRequestMeta",
+    "check_legacy_version_header",
+    "is_modern",
+    "level_allows",
+    "negotiate_legacy",
+    "read_modern_meta",
+]
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["comment", "event", "priming"]
+
 
 def event(data: bytes, *, event_id: str | None = None) -> bytes:
     """One SSE event. JSON from orjson has no raw newlines, so data fits on one line."""

@@ -16,6 +16,32 @@ from typing import Any
 from .errors import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError, invalid_params
 from .versions import META_RELATED_TASK, Revision
 
+__all__ = [
+    "CANCELLED",
+    "COMPLETED",
+    "FAILED",
+    "INPUT_REQUIRED",
+    "STATUSES",
+    "TERMINAL",
+    "TaskState",
+    "WORKING",
+    "client_declared_extension",
+    "core_capabilities",
+    "core_create_result",
+    "core_input_request",
+    "core_status_notification",
+    "core_task",
+    "ext_capabilities",
+    "ext_create_result",
+    "ext_detailed",
+    "extension_required",
+    "failed_on_error",
+    "related_task_meta",
+    "requested_ttl",
+    "task_id_param",
+    "task_not_found",
+]
+
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 WORKING = "working"

@@ -4,6 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+__all__ = [
+    "LATEST",
+    "LATEST_LEGACY",
+    "LEGACY_VERSIONS",
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROTOCOL_VERSION",
+    "META_RELATED_TASK",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
+    "MODERN_VERSIONS",
+    "Revision",
+    "SUPPORTED_VERSIONS",
+    "V2025_06_18",
+    "V2025_11_25",
+    "V2026_07_28",
+    "get_revision",
+    "unreadable_id_is_null",
+]
+
 V2025_03_26 = "2025-03-26"
 V2025_06_18 = "2025-06-18"
 V2025_11_25 = "2025-11-25"

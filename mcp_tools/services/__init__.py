@@ -2,9 +2,12 @@
 
 Synchronous Django code, run off the event loop; the transport does the I/O and calls
 ``handle_request`` with an ``Exchange``. Modules: ``dispatch`` (method table), ``tools``
-(list and call through the runner), ``task_methods`` (tasks/get, result, list, cancel,
-update), ``sessions`` (legacy session rows), ``identity`` (serverInfo, capabilities),
-``exchange`` (the request being served).
+(tools/list; the tool a call names), ``calls`` (``ToolCall``: one tools/call, step by step,
+through the runner), ``inputs`` (asking within a call), ``resources`` (MCP Apps' ``ui://``
+views), ``task_methods`` (tasks/get, result, list, cancel, update), ``sessions`` (legacy
+session rows), ``identity`` (serverInfo, capabilities), ``exchange`` (the request being
+served), ``listen`` (the frames of listen streams), ``explain`` (why a grant does or does
+not see a tool).
 """
 
 from .dispatch import PLAIN, Method, MethodTraits, accept_notification, handle_request, traits

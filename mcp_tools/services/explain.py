@@ -22,6 +22,16 @@ from ..models import Scope, Tool
 from ..registry import registry
 from ..types import Principal
 
+__all__ = [
+    "audience",
+    "describe",
+    "discovery_preview",
+    "explain",
+    "grant_for",
+    "grant_from_request",
+    "is_oauth",
+]
+
 
 @dataclass(slots=True)
 class Grant:

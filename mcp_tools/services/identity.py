@@ -19,6 +19,16 @@ from ..protocol.versions import Revision
 from ..tasking import tasks_enabled
 from ..types import Principal
 
+__all__ = [
+    "capabilities",
+    "cursor_key",
+    "with_permissions",
+    "list_changed_supported",
+    "modern_meta",
+    "server_info",
+    "tools_fingerprint",
+]
+
 
 @reset_on_change
 def _server_info(title: bool) -> dict[str, Any]:

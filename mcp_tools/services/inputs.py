@@ -19,6 +19,8 @@ from ..types import Asker, Principal
 from .exchange import Exchange
 from .sessions import Session
 
+__all__ = ["accept_answer", "asker_for", "input_required"]
+
 logger = logging.getLogger("mcp_tools")
 
 

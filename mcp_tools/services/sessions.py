@@ -22,6 +22,20 @@ from ..protocol.negotiation import negotiate_legacy
 from ..types import Principal
 from .identity import capabilities, list_changed_supported, server_info, tools_fingerprint
 
+__all__ = [
+    "Session",
+    "SessionNotFound",
+    "cancel_request",
+    "create_session",
+    "declared_capabilities",
+    "end_session",
+    "load_session",
+    "mark_initialized",
+    "open_get_stream",
+    "owns_get_stream",
+    "set_log_level",
+]
+
 Session = McpSession
 """A legacy session as the transport sees it (the row, loaded by ``load_session``)."""
 

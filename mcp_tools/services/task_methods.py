@@ -18,6 +18,14 @@ from ..tasking.results import load_result
 from .exchange import Exchange, complete
 from .identity import cursor_key
 
+__all__ = [
+    "cancel",
+    "get",
+    "list",
+    "result",
+    "update",
+]
+
 
 def _task_request(ex: Exchange) -> None:
     """TX-11: the extension's task methods need the extension declared in this request."""

@@ -2,7 +2,8 @@
 
 ``service`` creates rows and serves the task methods, ``worker`` runs a task's handler in a
 Celery worker (with a heartbeat), ``recovery`` retries or fails tasks whose worker is gone,
-``jobs`` and ``beat`` hold the Celery tasks (imported only where Celery is installed).
+``results`` stores a task's result in its row, ``jobs`` and ``beat`` hold the Celery tasks
+(imported only where Celery is installed), ``quiet`` lowers Celery's lines about them to DEBUG.
 """
 
 from __future__ import annotations
@@ -13,6 +14,15 @@ from dataclasses import dataclass, field
 
 from ..conf import mcp_settings
 from ..types import Principal
+
+__all__ = [
+    "AWAITING_APPROVAL",
+    "QueueUnavailable",
+    "ResultWatch",
+    "StillWorking",
+    "WAITING_FOR_WORKER",
+    "tasks_enabled",
+]
 
 # What a task held for approval says while it waits (its statusMessage; ``approvals.flow``).
 AWAITING_APPROVAL = "Awaiting approval"

@@ -15,6 +15,8 @@ from ..conf import mcp_settings
 from ..models import McpTask
 from .recovery import sweep
 
+__all__ = ["purge_audit_events", "purge_expired_tasks", "sweep_lost_tasks"]
+
 
 @shared_task(name="mcp_tools.sweep_lost_tasks", ignore_result=True)  # type: ignore[untyped-decorator]
 def sweep_lost_tasks() -> int:

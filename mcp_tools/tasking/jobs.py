@@ -13,6 +13,8 @@ from celery import current_task, shared_task
 from ..threads import close_old_connections
 from .worker import execute
 
+__all__ = ["run_task"]
+
 
 @shared_task(  # type: ignore[untyped-decorator]
     name="mcp_tools.run_task", acks_late=True, reject_on_worker_lost=True, ignore_result=True

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 
+__all__ = ["install"]
+
 HOUSEKEEPING = (
     "mcp_tools.sweep_lost_tasks",
     "mcp_tools.purge_expired_tasks",

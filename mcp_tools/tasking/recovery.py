@@ -32,6 +32,14 @@ from . import AWAITING_APPROVAL, WAITING_FOR_WORKER, QueueUnavailable
 from .service import enqueue
 from .worker import WORKER_LOST_MESSAGE, heartbeat_stale, retry_allowed
 
+__all__ = [
+    "note_unclaimed",
+    "queue_name",
+    "recover",
+    "sweep",
+    "unclaimed",
+]
+
 logger = logging.getLogger("mcp_tools.tasks")
 
 # The statuses of a task some worker should be running.

@@ -6,6 +6,8 @@ from typing import Any
 
 from ..types import ToolResult
 
+__all__ = ["load_result", "store_result"]
+
 
 def store_result(result: ToolResult) -> dict[str, Any]:
     """A ToolResult in the row's revision-neutral form."""

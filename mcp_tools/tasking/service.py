@@ -36,6 +36,18 @@ from ..types import Principal
 from . import QueueUnavailable, ResultWatch, StillWorking
 from .results import load_result
 
+__all__ = [
+    "NewTask",
+    "cancel",
+    "create_task",
+    "enqueue",
+    "find_task",
+    "list_page",
+    "reachable_tasks",
+    "state_of",
+    "terminal_or_wait",
+]
+
 logger = logging.getLogger("mcp_tools.tasks")
 
 

@@ -32,6 +32,13 @@ from ..types import Asker, Principal, ToolResult
 from . import WAITING_FOR_WORKER
 from .results import store_result
 
+__all__ = [
+    "WORKER_LOST_MESSAGE",
+    "execute",
+    "heartbeat_stale",
+    "retry_allowed",
+]
+
 logger = logging.getLogger("mcp_tools.tasks")
 
 WORKER_LOST_MESSAGE = "The worker running this task stopped before it finished."

@@ -7,3 +7,5 @@ worker thread), ``waits`` (a call's notifications before its result; a ``tasks/r
 ``replies`` (the ``Reply`` and HTTP checks), ``front`` (``McpFront``, the ASGI front) and
 ``wsgi`` (``McpWsgiFront``). Only I/O here: every row is read and written by ``mcp_tools.services``.
 """
+
+__all__: list[str] = []

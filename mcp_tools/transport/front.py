@@ -43,6 +43,8 @@ from ..protocol.versions import unreadable_id_is_null
 if TYPE_CHECKING:
     from .replies import Reply
 
+__all__ = ["EndpointFront", "INTERNAL_ERROR", "McpFront"]
+
 logger = logging.getLogger("django.request")
 
 # ASGI types, named so: not the `Scope` model of OAuth scopes, not a JSON-RPC `Message`.

@@ -26,6 +26,23 @@ from ..protocol.negotiation import check_legacy_version_header
 from ..services import SessionNotFound
 from ..types import Principal
 
+__all__ = [
+    "ALLOW",
+    "Emit",
+    "Reply",
+    "accepts",
+    "auth_reply",
+    "authenticate",
+    "check_host_and_origin",
+    "cors_headers",
+    "error_reply",
+    "legacy_session",
+    "plain_error",
+    "preflight",
+    "read_id_rule",
+    "request_headers",
+]
+
 ALLOW = "GET, POST, DELETE, OPTIONS"
 
 

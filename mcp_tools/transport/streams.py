@@ -22,6 +22,8 @@ from ..services import Exchange
 from ..threads import run_sync
 from .replies import Reply, accepts, auth_reply, authenticate, error_reply, legacy_session, plain_error, request_headers
 
+__all__ = ["serve_get", "serve_listen", "too_many_streams"]
+
 
 def too_many_streams(request_id: str | int | None = None) -> Reply:
     """429: the principal holds ``MAX_STREAMS_PER_PRINCIPAL`` long-lived streams and waits."""

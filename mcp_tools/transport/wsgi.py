@@ -38,6 +38,8 @@ from ..protocol.versions import unreadable_id_is_null
 from ..threads import close_old_connections
 from .front import INTERNAL_ERROR, EndpointFront
 
+__all__ = ["McpWsgiFront"]
+
 logger = logging.getLogger("django.request")
 
 StartResponse = Callable[..., Any]

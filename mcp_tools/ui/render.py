@@ -40,6 +40,7 @@ __all__ = [
     "render_document",
     "template_name_problem",
     "template_problems",
+    "template_syntax",
 ]
 
 # A rendered view larger than this is refused (a code-shipped template looping over a large

@@ -3,3 +3,5 @@
 Add ``"mcp_tools.contrib.celery"`` to ``INSTALLED_APPS`` (``pip install "django-mcp-tools[celery]"``);
 a Tool row bound to ``celery.task`` names the task in its config. The core never imports this.
 """
+
+__all__: list[str] = []

@@ -2,6 +2,8 @@
 
 from django.apps import AppConfig
 
+__all__ = ["McpToolsCeleryConfig"]
+
 
 class McpToolsCeleryConfig(AppConfig):
     name = "mcp_tools.contrib.celery"

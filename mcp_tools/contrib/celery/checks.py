@@ -11,6 +11,8 @@ from typing import Any
 from django.core.checks import CheckMessage, Warning
 from django.core.checks import register as register_check
 
+__all__ = ["register"]
+
 
 def check_result_backend(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     from celery import current_app

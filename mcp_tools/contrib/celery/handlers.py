@@ -40,6 +40,8 @@ from ...exceptions import ToolCancelled, ToolError
 from ...registry import ToolKind, registry
 from ...types import ToolContext, ToolResult
 
+__all__ = ["register_kinds"]
+
 logger = logging.getLogger("mcp_tools")
 
 KEY = "celery.task"

@@ -13,6 +13,8 @@ from django.contrib.admin.utils import model_format_dict
 from . import schemas as s
 from .toolsets import ModelToolset
 
+__all__ = ["AdminAction", "action_schemas", "resolve_actions"]
+
 
 @dataclass(frozen=True)
 class AdminAction:

@@ -6,6 +6,8 @@ from django.contrib import admin
 
 from .models import ToolsetDefinition
 
+__all__: list[str] = []
+
 
 @admin.register(ToolsetDefinition)
 class ToolsetDefinitionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]

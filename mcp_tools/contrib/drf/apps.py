@@ -2,6 +2,8 @@
 
 from django.apps import AppConfig
 
+__all__ = ["McpToolsDrfConfig"]
+
 
 class McpToolsDrfConfig(AppConfig):
     name = "mcp_tools.contrib.drf"

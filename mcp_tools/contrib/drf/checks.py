@@ -11,6 +11,8 @@ from django.core.checks import CheckMessage, Tags, Warning
 from django.core.checks import register as register_check
 from django.db import DatabaseError
 
+__all__ = ["register"]
+
 
 def check_rows(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
     if not databases:

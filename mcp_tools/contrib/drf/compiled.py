@@ -22,6 +22,8 @@ from .serializers import ToolModelSerializer, build_serializer_class
 from .site import get_toolset
 from .toolsets import ModelToolset, stored
 
+__all__ = ["Compiled", "compiled_for"]
+
 
 def freeze(cls: type[serializers.Serializer]) -> type[serializers.Serializer]:
     """A subclass whose fields are introspected once: each instance deep-copies them (as DRF

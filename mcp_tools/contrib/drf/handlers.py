@@ -33,6 +33,14 @@ from .compiled import Compiled, compiled_for
 from .site import get_toolset
 from .toolsets import OPERATIONS, ModelToolset, stored
 
+__all__ = [
+    "ACTION_KIND",
+    "KIND_PREFIX",
+    "OPERATION_TERMS",
+    "kind_key",
+    "register_kinds",
+]
+
 logger = logging.getLogger("mcp_tools")
 
 KIND_PREFIX = "drf."

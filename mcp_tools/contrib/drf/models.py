@@ -22,6 +22,8 @@ from .actions import resolve_actions
 from .serializers import check_serializer
 from .toolsets import CONFIRM_MODES, OPERATIONS, ModelToolset
 
+__all__ = ["ToolsetDefinition"]
+
 ADMIN_PREFIX = "admin."  # the keys of toolsets defined here (site.ADMIN_PREFIX)
 
 

@@ -32,6 +32,23 @@ if TYPE_CHECKING:
     from ...types import Principal
     from .toolsets import ModelToolset
 
+__all__ = [
+    "after",
+    "aggregate_expressions",
+    "apply_filters",
+    "apply_search",
+    "decode_cursor",
+    "encode_cursor",
+    "guarded",
+    "jsonable",
+    "metric_alias",
+    "order_expressions",
+    "ordering_spec",
+    "python_value",
+    "query_hash",
+    "requested_metrics",
+]
+
 CURSOR_SALT = "mcp_tools.contrib.drf.cursor"
 RANGE_OPERATORS = ("lt", "lte", "gt", "gte")
 

@@ -10,6 +10,8 @@ from django.db.models.signals import post_delete, post_save
 from .models import ToolsetDefinition
 from .sync import sync_definition
 
+__all__ = ["connect"]
+
 
 def _saved(sender: Any, instance: ToolsetDefinition, raw: bool = False, **kwargs: Any) -> None:
     if not raw:  # not while loading fixtures

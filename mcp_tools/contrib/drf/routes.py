@@ -37,6 +37,8 @@ from ...exceptions import ToolError
 from ...registry import ToolKind, registry
 from ...types import ToolContext, ToolResult
 
+__all__ = ["register_kinds"]
+
 logger = logging.getLogger("mcp_tools")
 
 KEY = "drf.view"

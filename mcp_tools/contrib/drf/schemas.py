@@ -21,6 +21,16 @@ from .toolsets import stored
 if TYPE_CHECKING:
     from .toolsets import ModelToolset
 
+__all__ = [
+    "DECIMAL_FORMAT",
+    "model_field_schema",
+    "nullable",
+    "object_schema",
+    "readable_fields",
+    "row_schema",
+    "value_schema",
+]
+
 Schema = dict[str, Any]
 
 TIME_PATTERN = r"^\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$"

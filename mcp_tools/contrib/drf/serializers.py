@@ -22,6 +22,13 @@ from rest_framework.utils import model_meta
 
 from .toolsets import ModelToolset, is_secret_name
 
+__all__ = [
+    "IsoDurationField",
+    "ToolModelSerializer",
+    "build_serializer_class",
+    "check_serializer",
+]
+
 
 class IsoDurationField(serializers.DurationField):  # type: ignore[misc]
     """Durations as ISO 8601 (``P1DT02H00M00S``), the form JSON Schema's ``duration`` names."""

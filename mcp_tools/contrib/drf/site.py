@@ -10,6 +10,15 @@ from django.core.exceptions import ImproperlyConfigured
 from .serializers import check_serializer
 from .toolsets import ModelToolset
 
+__all__ = [
+    "all_toolsets",
+    "forget",
+    "get_toolset",
+    "register",
+    "remember",
+    "unregister",
+]
+
 _toolsets: dict[str, ModelToolset] = {}  # registered in code
 _defined: dict[str, ModelToolset] = {}  # defined in the admin, as this process last built them
 ADMIN_PREFIX = "admin."

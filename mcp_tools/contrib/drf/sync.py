@@ -24,6 +24,13 @@ from .site import all_toolsets, forget, remember
 from .toolsets import OPERATIONS, ModelToolset
 from .words import enumerate_words, indefinite
 
+__all__ = [
+    "description",
+    "stale_rows",
+    "sync_definition",
+    "sync_toolsets",
+]
+
 # The kinds whose rows a toolset owns (not drf.view: its rows belong to no toolset).
 TOOLSET_KINDS = (*(kind_key(operation) for operation in OPERATIONS), ACTION_KIND)
 

@@ -38,6 +38,14 @@ if TYPE_CHECKING:
 
     from ...types import Principal
 
+__all__ = [
+    "CONFIRM_MODES",
+    "ModelToolset",
+    "OPERATIONS",
+    "is_secret_name",
+    "stored",
+]
+
 OPERATIONS: tuple[str, ...] = ("list", "get", "create", "update", "delete", "aggregate")
 # The generated MCP Apps views (templates/mcp_tools/drf/ui/), per operation that has one.
 UI_TEMPLATES: dict[str, str] = {

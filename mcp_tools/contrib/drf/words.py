@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+__all__ = ["enumerate_words", "indefinite"]
+
 # Words spelled with a vowel that start with a consonant sound ("a user", "a one-off"), and
 # words spelled with a consonant that start with a vowel sound ("an hour").
 _CONSONANT_SOUND = re.compile(r"^(u[bcdfgjklmpqrstvz][aeiou]|uni(?![nmd])|eu|ewe|one\b|one-|once|ouija)", re.I)

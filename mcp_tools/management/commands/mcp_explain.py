@@ -8,6 +8,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.test import RequestFactory
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = (

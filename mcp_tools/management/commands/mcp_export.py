@@ -10,6 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mcp_tools.editing.transfer import dumps, export_tools
 from mcp_tools.models import Tool
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = "Export tools as JSON (all of them, or those named)."

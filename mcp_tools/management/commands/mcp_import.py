@@ -10,6 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcp_tools.editing.transfer import ImportRejected, import_tools, loads
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = "Import tools from a JSON export (create or update by name); all-or-nothing."

@@ -6,6 +6,8 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from mcp_tools.audit import purge
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = "Delete audit events older than AUDIT_RETENTION_DAYS (or --days)."

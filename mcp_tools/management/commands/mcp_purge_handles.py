@@ -6,6 +6,8 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from mcp_tools.handles.store import purge_expired
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = "Delete handles past their expiry, and requests for input nobody waits for any more."

@@ -6,6 +6,8 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from mcp_tools.models import McpSession
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = "Delete expired legacy MCP sessions."

@@ -7,6 +7,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from mcp_tools.conf import mcp_settings
 from mcp_tools.models import McpTask
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = "Delete MCP tasks (and their results) whose ttl has passed."

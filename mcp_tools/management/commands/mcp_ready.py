@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+__all__ = ["Command"]
+
 CLAUDE, CHATGPT, VSCODE, CURSOR = "Claude", "ChatGPT", "VS Code", "Cursor"
 CLIENTS = (CLAUDE, CHATGPT, VSCODE, CURSOR)
 OPTION_NAMES = {"claude": CLAUDE, "chatgpt": CHATGPT, "vscode": VSCODE, "cursor": CURSOR}

@@ -7,6 +7,8 @@ from django.core.management.base import BaseCommand
 from mcp_tools.catalog import get_catalog
 from mcp_tools.discovery import sync
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = (

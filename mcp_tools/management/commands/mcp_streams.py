@@ -8,6 +8,8 @@ from django.utils import timezone
 
 from mcp_tools.models import STATS_STALE_SECONDS, StreamStats
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = "Open list_changed listeners and notifications sent, per live serving process."

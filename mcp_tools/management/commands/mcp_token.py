@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+__all__ = ["Command"]
+
 CLI_APP_NAME = "mcp_token (command line)"
 
 

@@ -7,6 +7,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...sync import sync_toolsets
 
+__all__ = ["Command"]
+
 
 class Command(BaseCommand):
     help = "Write the tool rows of the model toolsets registered in code (mcp_tools.contrib.drf)."
