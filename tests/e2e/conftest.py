@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import LiveServer, run_server
+from tests.support.servers import LiveServer, run_server
 
 HERE = Path(__file__).parent
 

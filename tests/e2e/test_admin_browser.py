@@ -23,8 +23,8 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import pytest
 
-from tests import services
-from tests.servers import ROOT, LiveServer, prepare_database, run_server, server_env
+from tests.support import external_services
+from tests.support.servers import ROOT, LiveServer, prepare_database, run_server, server_env
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +37,7 @@ def _require_browser() -> tuple[str, str]:
     missing = [name for name, path in found.items() if path is None]
     if missing:
         message = f"{', '.join(missing)} not on PATH (Debian packages chromium and chromium-driver)"
-        if services.IN_CI:
+        if external_services.IN_CI:
             pytest.fail(f"{message}; CI=true: a missing browser is a failure")
         pytest.skip(message)
     return str(found["chromium"]), str(found["chromedriver"])
@@ -343,7 +343,7 @@ def test_a_startproject_site_under_uvicorn_has_its_admin_css(browser_session: An
 
     import httpx
 
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     browser = browser_session
 

@@ -21,9 +21,9 @@ import anyio
 import httpx
 import pytest
 
-from tests import services
-from tests.sdk import legacy_handshake, send_unchecked
-from tests.servers import LiveServer, drop_queue, run_server, start_worker
+from tests.support import external_services
+from tests.support.sdk import legacy_handshake, send_unchecked
+from tests.support.servers import LiveServer, drop_queue, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e]
 
@@ -167,7 +167,7 @@ def test_a_rejected_call_gives_the_sdk_client_the_reason(server: LiveServer, ver
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The server and a Celery worker on Redis (its own queue), sharing a SQLite file."""
-    services.require("redis")
+    external_services.require("redis")
     tmp: Path = tmp_path_factory.mktemp("approval-tasks")
     queue = f"mcp-e2e-approvals-{uuid.uuid4().hex[:8]}"
     broker = f"redis://127.0.0.1:6379/{os.environ.get('MCP_TEST_REDIS_DB', '5')}"

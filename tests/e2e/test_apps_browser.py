@@ -25,9 +25,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.e2e.nodejs import JS_DIR, node
 from tests.e2e.test_admin_browser import browser  # noqa: F401 - the headless Chromium fixture
-from tests.servers import run_server
+from tests.support.nodejs import JS_DIR, node
+from tests.support.servers import run_server
 
 pytestmark = pytest.mark.e2e
 

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
-from tests import services
-from tests.mcp_client import check_message
-from tests.sdk import legacy_handshake
-from tests.servers import LiveServer, Worker, drop_queue, free_port, run_server, start_worker
+from tests.support import external_services
+from tests.support.mcp_client import check_message
+from tests.support.sdk import legacy_handshake
+from tests.support.servers import LiveServer, Worker, drop_queue, free_port, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.anyio]
 
@@ -67,7 +67,7 @@ class Stack:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    services.require("redis")
+    external_services.require("redis")
     tmp: Path = tmp_path_factory.mktemp("kinds")
     queue = f"mcp-kinds-{uuid.uuid4().hex[:8]}"
     port = free_port()

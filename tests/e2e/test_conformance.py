@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import nodejs
-from tests.servers import LiveServer, run_server
+from tests.support import nodejs
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import nodejs
-from tests.sdk import legacy_handshake
-from tests.servers import LiveServer, prepare_database, run_server, server_env
+from tests.support import nodejs
+from tests.support.sdk import legacy_handshake
+from tests.support.servers import LiveServer, prepare_database, run_server, server_env
 
 pytestmark = [pytest.mark.e2e]
 

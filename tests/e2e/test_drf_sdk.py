@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.mcp_client import check_message
-from tests.servers import LiveServer, run_server
+from tests.support.mcp_client import check_message
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -167,8 +167,8 @@ def test_typescript_client_lists_and_calls_a_model_tool(
     """The official TypeScript clients (SDK 1.x through initialize, client 2.x on 2026-07-28) with alice's
     bearer token see list_book with its annotations and schemas, call it with a filter, an ordering and a
     limit and get her poetry books; a filter outside the allowlist is refused naming what is allowed."""
-    from tests.e2e import nodejs
     from tests.e2e.test_ts_client import run_client
+    from tests.support import nodejs
 
     server, tokens = library
     result = run_client(nodejs.node(), server, "client_model.mjs", version, tokens["reader"])
@@ -222,7 +222,7 @@ async def test_delete_asks_the_user_through_the_sdk_elicitation_callback(
     from mcp import Client, ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    from tests.sdk import legacy_handshake
+    from tests.support.sdk import legacy_handshake
 
     server, tokens = library
     asked: list[str] = []

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.servers import LiveServer, run_server
+from tests.support.mcp_client import MODERN, check_message, modern_meta
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 

@@ -4,7 +4,7 @@ Two uvicorn processes share one database. Clients listen on process A; an admin 
 through the admin site served by process B. Fan-out runs over PostgreSQL LISTEN/NOTIFY
 (PostgreSQL database), over Redis pub/sub (a shared SQLite file), and with the polling notifier
 (the default on SQLite; a shared SQLite file). Callers are named by
-``tests.auth.ScopeHeaderBackend``: a tool is visible to a caller whose scopes name it.
+``tests.support.auth.ScopeHeaderBackend``: a tool is visible to a caller whose scopes name it.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests import services
-from tests.e2e.nodejs import JS_DIR, node
-from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.servers import LiveServer, run_server
+from tests.support import external_services
+from tests.support.mcp_client import MODERN, check_message, modern_meta
+from tests.support.nodejs import JS_DIR, node
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e]
 
@@ -42,18 +42,18 @@ STREAMING_SESSIONS = "SELECT id FROM mcp_tools_mcpsession WHERE get_stream <> ''
 @pytest.fixture(scope="module", params=["postgres", "redis", "polling"])
 def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
     env = {
-        "MCP_AUTH_BACKEND": "tests.auth.ScopeHeaderBackend",
+        "MCP_AUTH_BACKEND": "tests.support.auth.ScopeHeaderBackend",
         "MCP_SSE_KEEPALIVE_SECONDS": "1",
         "MCP_SSE_MAX_SECONDS": "60",
     }
     tmp = tmp_path_factory.mktemp(f"fleet-{request.param}")
     with contextlib.ExitStack() as stack:
         if request.param == "postgres":
-            services.require("postgres")
-            database = stack.enter_context(services.temporary_postgres_database("mcp_e2e"))
+            external_services.require("postgres")
+            database = stack.enter_context(external_services.temporary_postgres_database("mcp_e2e"))
             env.update({"MCP_DATABASE": "postgres", "POSTGRES_DB": database, "MCP_NOTIFIER": "postgres"})
         elif request.param == "redis":
-            services.require("redis")
+            external_services.require("redis")
             env.update({"MCP_NOTIFIER": "redis", "MCP_NOTIFIER_REDIS_URL": "redis://127.0.0.1:6379/7"})
         else:  # the default on SQLite: both processes poll the catalog version of the shared file
             env["MCP_NOTIFIER"] = "polling"
@@ -495,7 +495,7 @@ def test_only_the_newest_get_stream_of_a_session_is_notified(
 
 def test_open_streams_are_bounded_per_principal(tmp_path: Path) -> None:
     """Over MAX_STREAMS_PER_PRINCIPAL a listen request gets 429 with Retry-After; others are unaffected."""
-    env = {"MCP_AUTH_BACKEND": "tests.auth.ScopeHeaderBackend", "MCP_MAX_STREAMS_PER_PRINCIPAL": "2"}
+    env = {"MCP_AUTH_BACKEND": "tests.support.auth.ScopeHeaderBackend", "MCP_MAX_STREAMS_PER_PRINCIPAL": "2"}
     with run_server(tmp_path, extra_env=env) as server:
         streams = [Listener(server, ALICE), Listener(server, ALICE)]
         try:
@@ -523,7 +523,7 @@ def test_open_streams_are_bounded_per_principal(tmp_path: Path) -> None:
 
 def test_server_shutdown_ends_listen_streams_gracefully(tmp_path: Path) -> None:
     """H-D10: on SIGTERM a listen stream gets the graceful listen result at once, not at SSE_MAX_SECONDS."""
-    env = {"MCP_AUTH_BACKEND": "tests.auth.ScopeHeaderBackend", "MCP_SSE_MAX_SECONDS": "120"}
+    env = {"MCP_AUTH_BACKEND": "tests.support.auth.ScopeHeaderBackend", "MCP_SSE_MAX_SECONDS": "120"}
     with run_server(tmp_path, extra_env=env) as server:
         alice = Listener(server, ALICE)
         time.sleep(0.5)

@@ -3,7 +3,7 @@ across real servers: uvicorn (the ASGI front) and gunicorn (the WSGI front) on o
 database, the Redis notifier on a redis-server of the test's own (so it can be stopped), with
 ``CATALOG_VERSION_MAX_AGE`` 60 s, ``TOKEN_CACHE_SECONDS`` 300 s and ``RATE_LIMIT_BATCH`` 5.
 
-Each server counts its round trips (``tests/counted_site.py``): a test sees that a process
+Each server counts its round trips (``tests/support/counted_site.py``): a test sees that a process
 reuses (no version read, no token lookup per request) before it shows what ends the reuse:
 
 - a tool disabled from a third process is refused by both within a notifier message, not 60 s;
@@ -27,10 +27,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests import services
 from tests.e2e.test_round_trips import REDIS_DB, counts, gunicorn, scale_env
-from tests.mcp_client import MODERN, modern_meta
-from tests.servers import LiveServer, free_port, prepare_database, run_server, server_env
+from tests.support import external_services
+from tests.support.mcp_client import MODERN, modern_meta
+from tests.support.servers import LiveServer, free_port, prepare_database, run_server, server_env
 
 pytestmark = [pytest.mark.e2e]
 
@@ -43,7 +43,7 @@ class Fleet:
     a: LiveServer  # uvicorn, ASGI front
     b: LiveServer  # gunicorn, WSGI front
     token: str
-    notifier: Any  # the test's redis-server (tests.scale_cluster.Redis)
+    notifier: Any  # the test's redis-server (tests.support.scale_cluster.Redis)
 
     @property
     def servers(self) -> tuple[LiveServer, LiveServer]:
@@ -115,15 +115,15 @@ def reusing(server: LiveServer, token: str) -> bool:
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    from tests.scale_cluster import throwaway_redis
+    from tests.support.scale_cluster import throwaway_redis
 
-    services.require("postgres")
-    services.require("redis")
+    external_services.require("postgres")
+    external_services.require("redis")
     tmp: Path = tmp_path_factory.mktemp("reuse")
     prefix = f"mcp-reuse-{uuid.uuid4().hex[:10]}"
     with contextlib.ExitStack() as stack:
         notifier = stack.enter_context(throwaway_redis("127.0.0.1", free_port()))
-        database = stack.enter_context(services.temporary_postgres_database("mcp_reuse"))
+        database = stack.enter_context(external_services.temporary_postgres_database("mcp_reuse"))
         env = scale_env(
             database,
             prefix,
@@ -133,7 +133,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
             MCP_RATE_LIMIT_BATCH="5",
         )
         prepare_database(server_env(tmp, env))
-        a = stack.enter_context(run_server(tmp, extra_env=env, app="tests.counted_site:asgi", prepare=False))
+        a = stack.enter_context(run_server(tmp, extra_env=env, app="tests.support.counted_site:asgi", prepare=False))
         b = stack.enter_context(gunicorn(tmp, env))
         a.manage("demo_superuser")
         token = a.manage("mcp_token", "--user", "admin", "--scopes", "all").strip().splitlines()[-1]

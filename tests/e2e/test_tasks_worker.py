@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from tests import services
-from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.sdk import legacy_handshake, send_unchecked
-from tests.servers import LiveServer, Worker, drop_queue, run_server, start_worker
+from tests.support import external_services
+from tests.support.mcp_client import MODERN, check_message, modern_meta
+from tests.support.sdk import legacy_handshake, send_unchecked
+from tests.support.servers import LiveServer, Worker, drop_queue, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -47,7 +47,7 @@ class Stack:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    services.require("redis")
+    external_services.require("redis")
     tmp = tmp_path_factory.mktemp("tasks")
     queue = f"mcp-e2e-{uuid.uuid4().hex[:8]}"
     env = {
@@ -499,7 +499,7 @@ def test_ts_sdk_task_flow(stack: Stack) -> None:
     """T11-2, T11-9..T11-12 with @modelcontextprotocol/sdk 1.x: create, poll, result, list, get."""
     import subprocess
 
-    from tests.e2e.nodejs import JS_DIR, node
+    from tests.support.nodejs import JS_DIR, node
 
     done = subprocess.run(
         [str(node()), "tasks_legacy.mjs", stack.server.url], cwd=JS_DIR, capture_output=True, text=True, timeout=90

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from project.demo.tools import DEMO_TOOLS
-from tests.e2e import nodejs
-from tests.servers import LiveServer, run_server
+from tests.support import nodejs
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
 

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_admin_browser import browser  # noqa: F401 - the headless Chromium fixture
-from tests.servers import LiveServer, run_server
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = pytest.mark.e2e
 

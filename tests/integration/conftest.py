@@ -9,7 +9,7 @@ import pytest
 from django.core.cache import cache
 from django.core.management import call_command
 
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 
 @pytest.fixture(autouse=True)
@@ -31,4 +31,4 @@ def mcp(client: Any, demo_tools: None) -> Mcp:
 
 @pytest.fixture
 def header_auth(settings: Any) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.support.auth.HeaderAuthBackend"}

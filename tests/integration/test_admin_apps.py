@@ -13,7 +13,7 @@ from django.test import Client
 from mcp_tools.models import CatalogVersion, Tool, ToolRevision
 from mcp_tools.protocol.apps import host_csp
 from tests.integration.test_admin_editor import ADD, FORM, LIST
-from tests.mcp_client import APPS_CAPABILITIES, Mcp
+from tests.support.mcp_client import APPS_CAPABILITIES, Mcp
 
 UI_FORM = {
     **FORM,

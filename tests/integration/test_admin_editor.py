@@ -15,7 +15,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from mcp_tools.models import AuditEvent, CatalogVersion, Scope, Tool, ToolRevision
-from tests.mcp_client import LEGACY, MODERN, Mcp
+from tests.support.mcp_client import LEGACY, MODERN, Mcp
 
 ADD = "/admin/mcp_tools/tool/add/"
 LIST = "/admin/mcp_tools/tool/"

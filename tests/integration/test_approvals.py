@@ -26,7 +26,7 @@ from mcp_tools.asking import waiting
 from mcp_tools.models import ApprovalState, AuditEvent, McpApproval, McpTask, Tool
 from mcp_tools.registry import ToolKind, registry
 from mcp_tools.tasking.worker import execute
-from tests.mcp_client import MODERN, Mcp, modern_meta
+from tests.support.mcp_client import MODERN, Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
 

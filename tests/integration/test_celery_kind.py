@@ -19,7 +19,7 @@ from mcp_tools.exceptions import ToolCancelled
 from mcp_tools.models import Tool
 from mcp_tools.registry import registry
 from mcp_tools.types import ANONYMOUS, ToolContext
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from mcp_tools.contrib.drf.models import ToolsetDefinition
 from tests.drfapp.models import Specimen
 from tests.drfapp.testing import make_user, perms, synced  # noqa: F401
 from tests.integration.test_asking import ELICITS, call
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 

@@ -14,12 +14,12 @@ from django.core.management import call_command
 from mcp_tools.contrib.drf import ModelToolset
 from mcp_tools.models import Tool
 from tests.drfapp.models import Specimen
-from tests.mcp_client import APPS_CAPABILITIES, Mcp, check_apps
+from tests.support.mcp_client import APPS_CAPABILITIES, Mcp, check_apps
 
 
 @pytest.fixture
 def library(client: Any, settings: Any, db: None) -> Mcp:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.UserHeaderBackend"}
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.support.auth.UserHeaderBackend"}
     get_user_model().objects.create_superuser("root", "root@example.com", "pw")
     call_command("seed_library", "--books", "12", stdout=io.StringIO())
     call_command("mcp_sync_toolsets", stdout=io.StringIO())

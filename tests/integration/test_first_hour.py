@@ -16,7 +16,7 @@ from mcp_tools.models import McpTask
 from mcp_tools.tasking import WAITING_FOR_WORKER
 from tests.drfapp.models import Kind
 from tests.drfapp.testing import synced  # noqa: F401
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db]
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application
 
 from mcp_tools.models import AuditEvent, ClientEntitlement, Scope, Tool
-from tests.mcp_client import Mcp, check_message
+from tests.support.mcp_client import Mcp, check_message
 
 RESOURCE = "http://testserver/mcp"
 PRM_URL = "http://testserver/.well-known/oauth-protected-resource/mcp"
@@ -166,7 +166,7 @@ def _refused(client: Any, token: str | None, name: str = "echo", arguments: Any 
 
 
 def mcp_meta() -> dict[str, Any]:
-    from tests.mcp_client import modern_meta
+    from tests.support.mcp_client import modern_meta
 
     return modern_meta()
 

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from mcp_tools import catalog as catalog_module
 from mcp_tools.models import Tool
 from mcp_tools.registry import ToolKind, registry
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from mcp_tools.models import AuditEvent, McpTask, Tool
 from mcp_tools.models.tasks import sources_of
 from mcp_tools.protocol import tasks as wire
 from mcp_tools.tasking.worker import WORKER_LOST_MESSAGE, execute
-from tests.mcp_client import Mcp, modern_meta
+from tests.support.mcp_client import Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
 

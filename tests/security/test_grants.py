@@ -17,7 +17,7 @@ from oauth2_provider.models import AccessToken, Application
 
 from mcp_tools.models import McpPendingInput, McpTask
 from tests.integration.test_jwt_backend import jwks_url, jwt_auth, keys, sign  # noqa: F401
-from tests.mcp_client import Mcp, modern_meta
+from tests.support.mcp_client import Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
 

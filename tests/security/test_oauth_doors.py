@@ -21,7 +21,7 @@ from oauth2_provider.models import AccessToken, Application
 from mcp_tools.admin.trial import try_tool
 from mcp_tools.auth.oauth import token_principal
 from mcp_tools.models import ClientEntitlement, Scope
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 

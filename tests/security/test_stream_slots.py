@@ -20,7 +20,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import AsyncClient
 
-from tests.mcp_client import MODERN, Mcp, check_message, modern_meta
+from tests.support.mcp_client import MODERN, Mcp, check_message, modern_meta
 
 pytestmark = pytest.mark.django_db
 
