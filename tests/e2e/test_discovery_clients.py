@@ -86,11 +86,6 @@ async def test_python_sdk_2026_07_28(discovery_server: LiveServer) -> None:
         assert [block.type for block in swatch.content] == ["text", "image"]
 
 
-@pytest.fixture(scope="module")
-def node() -> Path:
-    return nodejs.node()
-
-
 @pytest.mark.node
 @pytest.mark.parametrize("mode", ["2025-11-25", "2026-07-28"])
 def test_typescript_clients(node: Path, discovery_server: LiveServer, mode: str) -> None:

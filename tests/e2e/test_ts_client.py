@@ -29,11 +29,6 @@ MODERN_VERSION = "2026-07-28"
 
 
 @pytest.fixture(scope="module")
-def node() -> Path:
-    return nodejs.node()
-
-
-@pytest.fixture(scope="module")
 def paged_server(node: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     with run_server(tmp_path_factory.mktemp("ts-client"), extra_env={"MCP_PAGE_SIZE": str(PAGE_SIZE)}) as server:
         yield server

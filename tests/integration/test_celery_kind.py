@@ -127,16 +127,6 @@ def test_called_as_a_task_it_runs_in_the_tasks_worker(mcp: Mcp) -> None:
     assert result["structuredContent"] == {"words": 3, "distinct": 2, "top": ["x", "y"]}
 
 
-@pytest.fixture
-def queued() -> Any:
-    """Messages wait in Celery's in-memory broker (no worker consumes them)."""
-    from project.celery import app
-
-    app.conf.task_always_eager = False
-    yield
-    app.conf.task_always_eager = True
-
-
 def test_a_plain_call_waits_at_most_its_timeout(mcp: Mcp, queued: None) -> None:
     _tool("slow", {"task": "demo.sleep", "timeout": 0.3})
     mcp.initialize()

@@ -64,16 +64,6 @@ def test_a_forgotten_sync_is_logged_once_by_a_development_server_reading_its_fir
 # --------------------------------------------------------------------------- tasks no worker runs
 
 
-@pytest.fixture
-def queued() -> Iterator[None]:
-    """Task messages go to Celery's in-memory broker, where no worker takes them."""
-    from project.celery import app
-
-    app.conf.task_always_eager = False
-    yield
-    app.conf.task_always_eager = True
-
-
 def _database_checks() -> list[Any]:
     from django.core.checks import Tags, run_checks
 

@@ -26,16 +26,6 @@ RESOURCE = "http://testserver/mcp"
 PRM_URL = "http://testserver/.well-known/oauth-protected-resource/mcp"
 
 
-@pytest.fixture
-def oauth(settings: Any, demo_tools: None) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
-
-
-@pytest.fixture
-def alice(db: None) -> User:
-    return User.objects.create_user("alice", password="pw-alice")
-
-
 def make_token(user: User | None, scope: str, *, resource: list[str] | None = None, **extra: Any) -> str:
     app = Application.objects.create(
         name="t",

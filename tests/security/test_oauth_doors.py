@@ -30,18 +30,8 @@ FORM = "application/x-www-form-urlencoded"
 
 
 @pytest.fixture
-def oauth(settings: Any, demo_tools: None) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
-
-
-@pytest.fixture
 def machines(settings: Any, oauth: None) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "ALLOW_CLIENT_CREDENTIALS": True}
-
-
-@pytest.fixture
-def alice(db: None) -> User:
-    return User.objects.create_user("alice", password="pw-alice")
 
 
 def _register(client: Client, body: dict[str, Any]) -> Any:
