@@ -116,7 +116,7 @@ clean-next:  ## remove the second stack's cached chroot and venvs
 
 # `make fuzz` is not part of CI (which runs one fixed seed, tests/e2e/test_fuzz.py FIXED_SEED).
 fuzz: install  ## fresh random fuzz seeds for FUZZ_SECONDS (default 600); prints each seed and how to replay a failure
-	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} $(PY) -m tests.e2e.fuzz_loop
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} $(PY) -m tests.support.fuzz_loop
 
 fuzz-replay: install  ## one fuzz seed again, same requests in the same order: MCP_FUZZ_SEED=N [MCP_FUZZ_REQUESTS=N] make fuzz-replay
 	@test -n "$$MCP_FUZZ_SEED" || { echo "fuzz-replay: set MCP_FUZZ_SEED (make fuzz prints it)"; exit 2; }

@@ -32,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.servers import run_server  # noqa: E402
+from tests.support.servers import run_server  # noqa: E402
 
 HOST = "127.0.0.1"
 REVISION = "2025-03-26"

@@ -31,7 +31,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 sys.path.insert(0, str(ROOT))
 from bench.callgrind_call import CALL as BODY  # noqa: E402
 from bench.callgrind_call import HEADERS as _HEADERS  # noqa: E402
-from tests.servers import free_port, stop_process  # noqa: E402
+from tests.support.servers import free_port, stop_process  # noqa: E402
 
 HEADERS = [(name, value) for name, value in _HEADERS.items() if name != "host"]  # wrk and urllib set Host
 

@@ -53,8 +53,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.run import CLK_TCK, free_port, machine_busy  # noqa: E402
-from tests.scale_cluster import Postgres, throwaway_redis  # noqa: E402
-from tests.servers import stop_process  # noqa: E402
+from tests.support.scale_cluster import Postgres, throwaway_redis  # noqa: E402
+from tests.support.servers import stop_process  # noqa: E402
 
 HOST = "127.0.0.1"
 RESULTS = ROOT / "bench" / "results" / "capacity.json"
@@ -137,7 +137,7 @@ def private_postgres(port: int) -> Iterator[Postgres]:
 @dataclass
 class Stores:
     pg: Postgres
-    redis: Any  # tests.scale_cluster.Redis
+    redis: Any  # tests.support.scale_cluster.Redis
 
     def pg_cpu(self) -> float:
         pid = self.pg.postmaster_pid()
@@ -386,8 +386,8 @@ def wrk(port: int, body: Path, headers: list[str], seconds: int, concurrency: in
 
 
 def pg_statements(stores: Stores, *, reset: bool = False) -> dict[str, int]:
-    """What PostgreSQL ran in the demo's database, by kind (as tests/roundtrips.py names them)."""
-    from tests.roundtrips import sql_kind
+    """What PostgreSQL ran in the demo's database, by kind (as tests/support/roundtrips.py names them)."""
+    from tests.support.roundtrips import sql_kind
 
     with stores.pg.connect(DATABASE) as conn:
         if reset:

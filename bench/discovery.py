@@ -165,7 +165,7 @@ def list_bytes() -> dict[str, Any]:
 
     from mcp_tools import catalog as catalog_module
     from mcp_tools.models import CatalogVersion, Tool
-    from tests.mcp_client import MODERN, Mcp
+    from tests.support.mcp_client import MODERN, Mcp
 
     keep = list(Tool.objects.filter(enabled=True).order_by("pk").values_list("pk", flat=True)[:LIST_TOOLS])
     with transaction.atomic():
@@ -227,7 +227,7 @@ def search_latency(searches: int, calls: int) -> dict[str, Any]:
     from mcp_tools.auth import get_auth_backend
     from mcp_tools.catalog import get_catalog
     from mcp_tools.models import SearchEntry
-    from tests.mcp_client import Mcp
+    from tests.support.mcp_client import Mcp
 
     catalog = get_catalog()
     principal = _principal()

@@ -31,9 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.mcp_client import MODERN, modern_meta  # noqa: E402
-from tests.servers import LiveServer, prepare_database, run_server, server_env  # noqa: E402
-from tests.services import temporary_postgres_database  # noqa: E402
+from tests.support.external_services import temporary_postgres_database  # noqa: E402
+from tests.support.mcp_client import MODERN, modern_meta  # noqa: E402
+from tests.support.servers import LiveServer, prepare_database, run_server, server_env  # noqa: E402
 
 TARGET_P99_S = 1.0
 TARGET_KB = 50.0

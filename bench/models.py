@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.peers import GUNICORN, PeerServer, ensure_gunicorn, gunicorn_cmd, start, uvicorn_cmd  # noqa: E402
 from bench.run import HOST, RESULTS, free_port, post  # noqa: E402
-from tests.servers import server_env, stop_process  # noqa: E402
+from tests.support.servers import server_env, stop_process  # noqa: E402
 
 MODERN = "2026-07-28"
 BENCH = ROOT / "bench"

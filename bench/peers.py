@@ -79,7 +79,7 @@ from bench.run import (  # noqa: E402
     write_report,
 )
 from bench.stacks import STACKS  # noqa: E402
-from tests.servers import stop_process  # noqa: E402
+from tests.support.servers import stop_process  # noqa: E402
 
 PEERS = ROOT / "bench" / "peers"
 VENVS = ROOT / "var" / "bench-peers"

@@ -56,7 +56,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 sys.path.insert(0, str(ROOT))
 from bench.stacks import STACKS  # noqa: E402
-from tests.servers import stop_process  # noqa: E402
+from tests.support.servers import stop_process  # noqa: E402
 
 # --------------------------------------------------------------------------- requests
 

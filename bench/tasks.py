@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.loadgen import percentile  # noqa: E402
-from tests.servers import drop_queue, run_server, start_worker  # noqa: E402
+from tests.support.servers import drop_queue, run_server, start_worker  # noqa: E402
 
 TARGET_MEDIAN_MS = 20.0
 TARGET_RATE = 200.0

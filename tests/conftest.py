@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
-from tests import services
+from tests.support import external_services
 
 # Hypothesis: in CI (and under `make`) every property test draws the same examples on every run
 # (derandomize: the seed comes from the test's own code), keeps no example database, and has no
 # deadline nor too_slow health check, so a slow moment of a shared machine is not a failure. A
-# test's own @seed(...) still wins (tests/fuzz_strategies.py seeds its pool from MCP_FUZZ_SEED
+# test's own @seed(...) still wins (tests/support/fuzz_strategies.py seeds its pool from MCP_FUZZ_SEED
 # that way, with derandomize=False). Locally the default profile draws fresh examples;
 # HYPOTHESIS_PROFILE=ci gives the CI behaviour anywhere.
 hypothesis_settings.register_profile(
@@ -26,12 +26,16 @@ hypothesis_settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],  # a timing, not a property of the code
     print_blob=True,
 )
-HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if services.IN_CI else "default")
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if external_services.IN_CI else "default")
 hypothesis_settings.load_profile(HYPOTHESIS_PROFILE)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if os.environ.get("MCP_TEST_DB") == "postgres" and not services.reachable("postgres") and services.IN_CI:
+    if (
+        os.environ.get("MCP_TEST_DB") == "postgres"
+        and not external_services.reachable("postgres")
+        and external_services.IN_CI
+    ):
         raise pytest.UsageError("MCP_TEST_DB=postgres but PostgreSQL is not reachable (CI=true)")
 
 
@@ -61,7 +65,7 @@ def _fresh_catalog() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def live_server_mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """The demo site under uvicorn on SQLite, with the demo tools loaded."""
-    from tests.servers import run_server
+    from tests.support.servers import run_server
 
     tmp: Path = tmp_path_factory.mktemp("live")
     with run_server(tmp) as server:

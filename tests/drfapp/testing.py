@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 ALL_PERMS = ("view", "add", "change", "delete")
 

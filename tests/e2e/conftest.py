@@ -7,12 +7,15 @@ the tests marked ``timing`` (they measure a latency) run after that, alone.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.servers import LiveServer, run_server
+from tests.support import external_services, nodejs
+from tests.support.servers import LiveServer, run_server
 
 HERE = Path(__file__).parent
 
@@ -68,3 +71,51 @@ def stream_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     env["MCP_ASGI_FRONT"] = "1" if request.param == "front" else "0"
     with run_server(tmp, extra_env=env) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def node() -> Path:
+    """The Node.js 22 of tests/e2e/js (skips, or fails in CI, when it is not installed)."""
+    return nodejs.node()
+
+
+def _require_browser() -> tuple[str, str]:
+    """Debian's chromium and chromedriver, found on PATH (never downloaded)."""
+    found = {name: shutil.which(name) for name in ("chromium", "chromedriver")}
+    missing = [name for name, path in found.items() if path is None]
+    if missing:
+        message = f"{', '.join(missing)} not on PATH (Debian packages chromium and chromium-driver)"
+        if external_services.IN_CI:
+            pytest.fail(f"{message}; CI=true: a missing browser is a failure")
+        pytest.skip(message)
+    return str(found["chromium"]), str(found["chromedriver"])
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One Chromium for the module (about 1 s to start); each test starts with no cookies."""
+    chromium, chromedriver = _require_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+        "--window-size=1280,1600",
+    ):
+        options.add_argument(flag)
+    # An explicit driver path: Selenium Manager never runs, nothing is downloaded.
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    driver.implicitly_wait(5)
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -5,5 +5,5 @@ from project.settings import *  # noqa: F403
 
 OAUTH2_PROVIDER = {
     **OAUTH2_PROVIDER,  # noqa: F405
-    "CIMD_METADATA_FETCHER": "tests.e2e.cimd_documents.LocalDocuments",
+    "CIMD_METADATA_FETCHER": "tests.support.cimd_documents.LocalDocuments",
 }

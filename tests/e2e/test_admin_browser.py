@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -23,62 +22,19 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import pytest
 
-from tests import services
-from tests.servers import ROOT, LiveServer, prepare_database, run_server, server_env
+from tests.support.servers import ROOT, LiveServer, prepare_database, run_server, server_env
 
 pytestmark = pytest.mark.e2e
 
 TOOL = "browser_echo"
 
 
-def _require_browser() -> tuple[str, str]:
-    """Debian's chromium and chromedriver, found on PATH (never downloaded)."""
-    found = {name: shutil.which(name) for name in ("chromium", "chromedriver")}
-    missing = [name for name, path in found.items() if path is None]
-    if missing:
-        message = f"{', '.join(missing)} not on PATH (Debian packages chromium and chromium-driver)"
-        if services.IN_CI:
-            pytest.fail(f"{message}; CI=true: a missing browser is a failure")
-        pytest.skip(message)
-    return str(found["chromium"]), str(found["chromedriver"])
-
-
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[LiveServer]:
+def admin_server(tmp_path: Path) -> Iterator[LiveServer]:
     # DEBUG serves the admin's own CSS, so the screenshots show its theme.
     with run_server(tmp_path, extra_env={"DJANGO_DEBUG": "1", "DEMO_ADMIN_PASSWORD": "browser-pw"}) as live:
         live.manage("demo_superuser")
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One Chromium for the module (about 1 s to start); each test starts with no cookies."""
-    chromium, chromedriver = _require_browser()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-        "--window-size=1280,1600",
-    ):
-        options.add_argument(flag)
-    # An explicit driver path: Selenium Manager never runs, nothing is downloaded.
-    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
-    driver.implicitly_wait(5)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture
@@ -91,9 +47,9 @@ def browser_session(browser: Any) -> Any:
 class Steps:
     """The browser session, a screenshot per step, and an MCP client to check each one."""
 
-    def __init__(self, driver: Any, server: LiveServer, shots: Path) -> None:
+    def __init__(self, driver: Any, admin_server: LiveServer, shots: Path) -> None:
         self.driver = driver
-        self.server = server
+        self.server = admin_server
         self.shots = shots
         self.count = 0
         shots.mkdir()
@@ -180,9 +136,11 @@ BROKEN = '{"type": "object", "properties": {"text": {"type": "strin"}}, "require
 FIXED = '{"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}'
 
 
-def test_an_admin_edits_a_tool_in_a_real_browser(browser_session: Any, server: LiveServer, tmp_path: Path) -> None:
+def test_an_admin_edits_a_tool_in_a_real_browser(
+    browser_session: Any, admin_server: LiveServer, tmp_path: Path
+) -> None:
     browser = browser_session
-    steps = Steps(browser, server, tmp_path / "screenshots")
+    steps = Steps(browser, admin_server, tmp_path / "screenshots")
     assert TOOL not in steps.listed()
 
     # Log in.
@@ -301,18 +259,20 @@ def test_an_admin_edits_a_tool_in_a_real_browser(browser_session: Any, server: L
     assert waiting["result"]["content"] == [{"type": "text", "text": ">> gated"}]
 
 
-def test_explain_for_a_user_saves_nothing(browser_session: Any, server: LiveServer, tmp_path: Path) -> None:
+def test_explain_for_a_user_saves_nothing(browser_session: Any, admin_server: LiveServer, tmp_path: Path) -> None:
     """Issue 34 (1): the "Explain for user" button sat in a form inside the change form;
     Chromium drops the nested form, so the button submitted the save (a new revision, a catalog
     bump, list_changed to every client, the unsaved edit saved). Clicking it now only explains."""
     browser = browser_session
-    steps = Steps(browser, server, tmp_path / "screenshots")
-    [(pk, description)] = server.query("SELECT id, description FROM mcp_tools_tool WHERE name = %s", ("echo",))
+    steps = Steps(browser, admin_server, tmp_path / "screenshots")
+    [(pk, description)] = admin_server.query("SELECT id, description FROM mcp_tools_tool WHERE name = %s", ("echo",))
 
     def saved() -> tuple[Any, ...]:
-        revisions = server.query("SELECT count(*) FROM mcp_tools_toolrevision WHERE tool_pk = %s", (pk,))[0][0]
-        [(version,)] = server.query("SELECT version FROM mcp_tools_catalogversion")
-        [(text, tool_version)] = server.query("SELECT description, version FROM mcp_tools_tool WHERE id = %s", (pk,))
+        revisions = admin_server.query("SELECT count(*) FROM mcp_tools_toolrevision WHERE tool_pk = %s", (pk,))[0][0]
+        [(version,)] = admin_server.query("SELECT version FROM mcp_tools_catalogversion")
+        [(text, tool_version)] = admin_server.query(
+            "SELECT description, version FROM mcp_tools_tool WHERE id = %s", (pk,)
+        )
         return revisions, version, text, tool_version
 
     before = saved()
@@ -343,7 +303,7 @@ def test_a_startproject_site_under_uvicorn_has_its_admin_css(browser_session: An
 
     import httpx
 
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     browser = browser_session
 
@@ -369,7 +329,7 @@ def test_a_startproject_site_under_uvicorn_has_its_admin_css(browser_session: An
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=site, env=env, check=True, timeout=120)
     port = free_port()
     log = (tmp_path / "uvicorn.log").open("wb")
-    server = subprocess.Popen(
+    admin_server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "mysite.asgi:application", "--host", "127.0.0.1", "--port", str(port)],
         cwd=site,
         env=env,
@@ -384,7 +344,7 @@ def test_a_startproject_site_under_uvicorn_has_its_admin_css(browser_session: An
                 css = httpx.get(f"{base}/static/admin/css/base.css", timeout=2)
                 break
             except httpx.HTTPError:
-                assert server.poll() is None, (tmp_path / "uvicorn.log").read_text()
+                assert admin_server.poll() is None, (tmp_path / "uvicorn.log").read_text()
                 assert time.monotonic() < deadline, (tmp_path / "uvicorn.log").read_text()
                 time.sleep(0.2)
         assert css.status_code == 200
@@ -411,8 +371,8 @@ def test_a_startproject_site_under_uvicorn_has_its_admin_css(browser_session: An
         )
         assert answer.status_code == 200, answer.text  # the endpoint beside the static files
     finally:
-        server.terminate()
-        server.wait(timeout=20)
+        admin_server.terminate()
+        admin_server.wait(timeout=20)
         log.close()
 
 
@@ -441,12 +401,12 @@ def usage_server(tmp_path: Path) -> Iterator[LiveServer]:
         yield live
 
 
-def _count_rows(server: LiveServer, tool: str, since: str) -> int:
+def _count_rows(admin_server: LiveServer, tool: str, since: str) -> int:
     """The server's audit rows of ``tool`` since ``since``, read from its SQLite file."""
     from datetime import UTC, datetime
 
     moment = datetime.fromisoformat(since).astimezone(UTC).replace(tzinfo=None).isoformat(" ")
-    with contextlib.closing(sqlite3.connect(server.env["MCP_SQLITE_PATH"])) as db:
+    with contextlib.closing(sqlite3.connect(admin_server.env["MCP_SQLITE_PATH"])) as db:
         sql = "SELECT count(*) FROM mcp_tools_auditevent WHERE tool_name = ? AND created_at >= ?"
         return int(db.execute(sql, (tool, moment)).fetchone()[0])
 

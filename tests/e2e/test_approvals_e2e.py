@@ -21,9 +21,9 @@ import anyio
 import httpx
 import pytest
 
-from tests import services
-from tests.sdk import legacy_handshake, send_unchecked
-from tests.servers import LiveServer, drop_queue, run_server, start_worker
+from tests.support import external_services
+from tests.support.sdk import legacy_handshake, send_unchecked
+from tests.support.servers import LiveServer, drop_queue, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e]
 
@@ -44,7 +44,7 @@ user.user_permissions.add(Permission.objects.get(codename="approve_call"))
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def gated_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     tmp: Path = tmp_path_factory.mktemp("approvals")
     with run_server(tmp) as live:
         live.manage("shell", "-c", GATE_ECHO)
@@ -54,8 +54,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 class Approver:
     """A staff user in the server's admin, over plain HTTP (as a browser without JavaScript)."""
 
-    def __init__(self, server: LiveServer) -> None:
-        self.base = server.base_url
+    def __init__(self, gated_server: LiveServer) -> None:
+        self.base = gated_server.base_url
         self.http = httpx.AsyncClient(base_url=self.base, timeout=10, follow_redirects=True)
 
     async def login(self) -> None:
@@ -121,17 +121,17 @@ async def _call_legacy(url: str, text: str, logged: list[str]) -> Any:
         return await session.call_tool("echo", {"text": text})
 
 
-async def _flow(server: LiveServer, version: str, decision: str, reason: str = "") -> tuple[Any, str, list[str]]:
-    approver = Approver(server)
+async def _flow(gated_server: LiveServer, version: str, decision: str, reason: str = "") -> tuple[Any, str, list[str]]:
+    approver = Approver(gated_server)
     await approver.login()
     outcome: dict[str, Any] = {}
     logged: list[str] = []
 
     async def call() -> None:
         if version == MODERN:
-            outcome["result"] = await _call_modern(server.url, f"{decision} {version}")
+            outcome["result"] = await _call_modern(gated_server.url, f"{decision} {version}")
         else:
-            outcome["result"] = await _call_legacy(server.url, f"{decision} {version}", logged)
+            outcome["result"] = await _call_legacy(gated_server.url, f"{decision} {version}", logged)
 
     with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
@@ -145,8 +145,8 @@ async def _flow(server: LiveServer, version: str, decision: str, reason: str = "
 
 
 @pytest.mark.parametrize("version", [MODERN, "2025-11-25"])
-def test_an_approved_call_completes_for_the_sdk_client(server: LiveServer, version: str) -> None:
-    result, _, logged = anyio.run(_flow, server, version, "approve")
+def test_an_approved_call_completes_for_the_sdk_client(gated_server: LiveServer, version: str) -> None:
+    result, _, logged = anyio.run(_flow, gated_server, version, "approve")
     assert result.is_error is not True, result
     assert result.content[0].text == f"approve {version}"
     if version != MODERN:  # a legacy stream is told why the call waits
@@ -155,8 +155,8 @@ def test_an_approved_call_completes_for_the_sdk_client(server: LiveServer, versi
 
 
 @pytest.mark.parametrize("version", [MODERN, "2025-11-25"])
-def test_a_rejected_call_gives_the_sdk_client_the_reason(server: LiveServer, version: str) -> None:
-    result, _, _ = anyio.run(_flow, server, version, "reject", "Not during the freeze")
+def test_a_rejected_call_gives_the_sdk_client_the_reason(gated_server: LiveServer, version: str) -> None:
+    result, _, _ = anyio.run(_flow, gated_server, version, "reject", "Not during the freeze")
     assert result.is_error is True
     assert result.content[0].text == "The call of tool 'echo' was rejected by approver: Not during the freeze"
 
@@ -165,9 +165,9 @@ def test_a_rejected_call_gives_the_sdk_client_the_reason(server: LiveServer, ver
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def gated_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The server and a Celery worker on Redis (its own queue), sharing a SQLite file."""
-    services.require("redis")
+    external_services.require("redis")
     tmp: Path = tmp_path_factory.mktemp("approval-tasks")
     queue = f"mcp-e2e-approvals-{uuid.uuid4().hex[:8]}"
     broker = f"redis://127.0.0.1:6379/{os.environ.get('MCP_TEST_REDIS_DB', '5')}"
@@ -181,12 +181,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
             drop_queue(broker, queue)
 
 
-async def _task_flow(server: LiveServer) -> None:
+async def _task_flow(gated_server: LiveServer) -> None:
     import mcp.types as types
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    approver = Approver(server)
+    approver = Approver(gated_server)
     await approver.login()
 
     async def get(session: Any, task_id: str) -> Any:
@@ -203,7 +203,7 @@ async def _task_flow(server: LiveServer) -> None:
         request = types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id))
         return await session.send_request(request, types.CallToolResult)
 
-    async with streamable_http_client(server.url) as (read, write), ClientSession(read, write) as session:
+    async with streamable_http_client(gated_server.url) as (read, write), ClientSession(read, write) as session:
         await legacy_handshake(session)
         for decision in ("approve", "reject"):
             request = types.CallToolRequest(
@@ -235,5 +235,5 @@ async def _task_flow(server: LiveServer) -> None:
 
 
 @pytest.mark.redis
-def test_a_held_task_runs_in_the_worker_only_once_approved(stack: LiveServer) -> None:
-    anyio.run(_task_flow, stack)
+def test_a_held_task_runs_in_the_worker_only_once_approved(gated_stack: LiveServer) -> None:
+    anyio.run(_task_flow, gated_stack)

@@ -25,9 +25,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.e2e.nodejs import JS_DIR, node
-from tests.e2e.test_admin_browser import browser  # noqa: F401 - the headless Chromium fixture
-from tests.servers import run_server
+from tests.support.nodejs import JS_DIR, node
+from tests.support.servers import run_server
 
 pytestmark = pytest.mark.e2e
 
@@ -109,7 +108,7 @@ def _column(driver: Any, name: str) -> list[str]:
     return [cell.text for cell in driver.find_elements("css selector", f'tbody td[data-column="{name}"]')]
 
 
-def test_the_official_host_renders_pages_sorts_and_submits(browser: Any, host_page: str, tmp_path: Path) -> None:  # noqa: F811
+def test_the_official_host_renders_pages_sorts_and_submits(browser: Any, host_page: str, tmp_path: Path) -> None:
     shots = tmp_path / "screenshots"
     shots.mkdir()
     env = {"MCP_AUTH": "oauth", "MCP_RESOURCE_URL": RESOURCE, "MCP_RATE_LIMIT": "off", "MCP_ALLOWED_ORIGINS": host_page}

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_worker_loss import _children
-from tests.mcp_client import MODERN, modern_meta
-from tests.servers import (
+from tests.support.mcp_client import MODERN, modern_meta
+from tests.support.servers import (
     ROOT,
     LiveServer,
     free_port,

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
-from tests import services
-from tests.mcp_client import check_message
-from tests.sdk import legacy_handshake
-from tests.servers import LiveServer, Worker, drop_queue, free_port, run_server, start_worker
+from tests.support import external_services
+from tests.support.mcp_client import check_message
+from tests.support.sdk import legacy_handshake
+from tests.support.servers import LiveServer, Worker, drop_queue, free_port, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.anyio]
 
@@ -66,8 +66,8 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    services.require("redis")
+def kinds_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    external_services.require("redis")
     tmp: Path = tmp_path_factory.mktemp("kinds")
     queue = f"mcp-kinds-{uuid.uuid4().hex[:8]}"
     port = free_port()
@@ -125,8 +125,8 @@ async def _session(server: LiveServer, token: str) -> AsyncIterator[Any]:
         yield session
 
 
-async def test_celery_task_kind_runs_on_the_worker(stack: Stack) -> None:
-    async with _session(stack.server, stack.tokens["alice"]) as session:
+async def test_celery_task_kind_runs_on_the_worker(kinds_stack: Stack) -> None:
+    async with _session(kinds_stack.server, kinds_stack.tokens["alice"]) as session:
         names = {tool.name for tool in (await session.list_tools()).tools}
         assert {"stats", "divide", "nap"} <= names
 
@@ -151,23 +151,23 @@ async def test_celery_task_kind_runs_on_the_worker(stack: Stack) -> None:
         assert result.content[0].text == "Task 'demo.sleep' did not finish within 1 s."  # type: ignore[union-attr]
         assert time.monotonic() - started < 4
     # The worker received what the web process sent, and the task that outlived its wait was revoked.
-    log = stack.worker.log()
+    log = kinds_stack.worker.log()
     assert RECEIVED.search(log)
     assert "Task demo.divide[" in log
     assert re.search(r"Task demo\.sleep\[([^]]+)\] received", log)
     deadline = time.monotonic() + 5
     while "Tasks flagged as revoked" not in log and time.monotonic() < deadline:
         time.sleep(0.1)
-        log = stack.worker.log()
+        log = kinds_stack.worker.log()
     assert "Tasks flagged as revoked" in log
 
 
-async def test_celery_task_kind_as_an_mcp_task_runs_in_the_tasks_worker(stack: Stack) -> None:
+async def test_celery_task_kind_as_an_mcp_task_runs_in_the_tasks_worker(kinds_stack: Stack) -> None:
     import anyio
     import mcp.types as types
 
-    sent = len(RECEIVED.findall(stack.worker.log()))
-    async with _session(stack.server, stack.tokens["alice"]) as session:
+    sent = len(RECEIVED.findall(kinds_stack.worker.log()))
+    async with _session(kinds_stack.server, kinds_stack.tokens["alice"]) as session:
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(
                 name="stats", arguments={"text": "a a b"}, task=types.TaskMetadata(ttl=60_000)
@@ -189,31 +189,31 @@ async def test_celery_task_kind_as_an_mcp_task_runs_in_the_tasks_worker(stack: S
         assert result.meta is not None
         assert result.meta[RELATED] == {"taskId": task_id}
     # The MCP task's worker ran the task's function itself: no message for it went to the broker.
-    log = stack.worker.log()
+    log = kinds_stack.worker.log()
     assert len(RECEIVED.findall(log)) == sent, log
     assert "mcp_tools.run_task" in log
 
 
-async def test_drf_view_kind_allows_alice_and_refuses_carol(stack: Stack) -> None:
-    async with _session(stack.server, stack.tokens["alice"]) as alice:
-        got = await alice.call_tool("api_get_book", {"pk": stack.book})
+async def test_drf_view_kind_allows_alice_and_refuses_carol(kinds_stack: Stack) -> None:
+    async with _session(kinds_stack.server, kinds_stack.tokens["alice"]) as alice:
+        got = await alice.call_tool("api_get_book", {"pk": kinds_stack.book})
         assert not got.is_error, got.content
         assert got.structured_content is not None
-        assert got.structured_content["id"] == stack.book
-        patched = await alice.call_tool("api_patch_book", {"pk": stack.book, "price": "7.25"})
+        assert got.structured_content["id"] == kinds_stack.book
+        patched = await alice.call_tool("api_patch_book", {"pk": kinds_stack.book, "price": "7.25"})
         assert not patched.is_error, patched.content
         assert patched.structured_content is not None
         assert patched.structured_content["price"] == "7.25"
         missing = await alice.call_tool("api_get_book", {"pk": 10**9})
         assert missing.is_error
         assert missing.content[0].text.startswith("The view refused the call (404)")  # type: ignore[union-attr]
-    async with _session(stack.server, stack.tokens["carol"]) as carol:
-        refused = await carol.call_tool("api_patch_book", {"pk": stack.book, "price": "0.01"})
+    async with _session(kinds_stack.server, kinds_stack.tokens["carol"]) as carol:
+        refused = await carol.call_tool("api_patch_book", {"pk": kinds_stack.book, "price": "0.01"})
         assert refused.is_error
         text = refused.content[0].text  # type: ignore[union-attr]
         assert text.startswith("The caller is not allowed to do this (403)")
-        readable = await carol.call_tool("api_get_book", {"pk": stack.book})  # reading needs a user only
+        readable = await carol.call_tool("api_get_book", {"pk": kinds_stack.book})  # reading needs a user only
         assert not readable.is_error
         assert readable.structured_content is not None
         assert readable.structured_content["price"] == "7.25"
-    assert "Traceback" not in stack.server.log()
+    assert "Traceback" not in kinds_stack.server.log()

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.mcp_client import MODERN, modern_meta
-from tests.servers import LiveServer, run_server
+from tests.support.mcp_client import MODERN, modern_meta
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = pytest.mark.e2e
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import nodejs
-from tests.sdk import legacy_handshake
-from tests.servers import LiveServer, prepare_database, run_server, server_env
+from tests.support import nodejs
+from tests.support.sdk import legacy_handshake
+from tests.support.servers import LiveServer, prepare_database, run_server, server_env
 
 pytestmark = [pytest.mark.e2e]
 
@@ -84,11 +84,6 @@ async def test_python_sdk_2026_07_28(discovery_server: LiveServer) -> None:
         swatch = await client.call_tool("color_swatch", {"color": "green"})
         assert not swatch.is_error
         assert [block.type for block in swatch.content] == ["text", "image"]
-
-
-@pytest.fixture(scope="module")
-def node() -> Path:
-    return nodejs.node()
 
 
 @pytest.mark.node

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.mcp_client import check_message
-from tests.servers import LiveServer, run_server
+from tests.support.mcp_client import check_message
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e]
 
@@ -30,7 +30,7 @@ RESOURCE = "http://127.0.0.1/mcp"
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, str]]:
+def sqlite_library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, str]]:
     tmp: Path = tmp_path_factory.mktemp("drf-lock")
     env = {
         "MCP_AUTH": "oauth",
@@ -88,9 +88,9 @@ def write_lock(server: LiveServer) -> Iterator[sqlite3.Connection]:
 
 
 def test_read_only_model_tools_run_while_another_connection_holds_the_write_lock(
-    library: tuple[LiveServer, str],
+    sqlite_library: tuple[LiveServer, str],
 ) -> None:
-    server, token = library
+    server, token = sqlite_library
     first = _call(server, token, "list_book", {"order_by": ["price"], "limit": 5}, timeout=30)  # warm up
     book = first["items"][0]
     count = _call(server, token, "aggregate_book", {}, timeout=30)
@@ -107,8 +107,8 @@ def test_read_only_model_tools_run_while_another_connection_holds_the_write_lock
     assert elapsed < 5, elapsed
 
 
-def test_a_write_tool_still_waits_for_the_write_lock(library: tuple[LiveServer, str]) -> None:
-    server, token = library
+def test_a_write_tool_still_waits_for_the_write_lock(sqlite_library: tuple[LiveServer, str]) -> None:
+    server, token = sqlite_library
     book = _call(server, token, "list_book", {"limit": 1}, timeout=30)["items"][0]
     done: dict[str, Any] = {}
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.mcp_client import check_message
-from tests.servers import LiveServer, run_server
+from tests.support.mcp_client import check_message
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -23,7 +23,7 @@ RESOURCE = "http://127.0.0.1/mcp"  # the audience is the setting, whatever port 
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, dict[str, str]]]:
+def served_library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, dict[str, str]]]:
     tmp: Path = tmp_path_factory.mktemp("drf")
     env = {"MCP_AUTH": "oauth", "MCP_RESOURCE_URL": RESOURCE, "MCP_RATE_LIMIT": "off"}
     with run_server(tmp, extra_env=env) as server:
@@ -76,8 +76,8 @@ async def _refused(client: Any, name: str, arguments: dict[str, Any]) -> Any:
     return result
 
 
-async def test_library_tools_end_to_end(library: tuple[LiveServer, dict[str, str]]) -> None:
-    server, tokens = library
+async def test_library_tools_end_to_end(served_library: tuple[LiveServer, dict[str, str]]) -> None:
+    server, tokens = served_library
     async with _client(server, tokens["alice"]) as alice:
         tools = {tool.name: tool for tool in (await alice.list_tools()).tools}
         assert {"list_book", "get_book", "create_book", "update_book", "delete_book", "aggregate_book"} <= set(tools)
@@ -162,15 +162,15 @@ async def test_library_tools_end_to_end(library: tuple[LiveServer, dict[str, str
 @pytest.mark.node
 @pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
 def test_typescript_client_lists_and_calls_a_model_tool(
-    library: tuple[LiveServer, dict[str, str]], version: str
+    served_library: tuple[LiveServer, dict[str, str]], version: str
 ) -> None:
     """The official TypeScript clients (SDK 1.x through initialize, client 2.x on 2026-07-28) with alice's
     bearer token see list_book with its annotations and schemas, call it with a filter, an ordering and a
     limit and get her poetry books; a filter outside the allowlist is refused naming what is allowed."""
-    from tests.e2e import nodejs
     from tests.e2e.test_ts_client import run_client
+    from tests.support import nodejs
 
-    server, tokens = library
+    server, tokens = served_library
     result = run_client(nodejs.node(), server, "client_model.mjs", version, tokens["reader"])
     if version == "2026-07-28":
         assert result["negotiated"] == version
@@ -211,7 +211,7 @@ async def _new_book(client: Any, title: str, isbn: str) -> int:
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
 async def test_delete_asks_the_user_through_the_sdk_elicitation_callback(
-    library: tuple[LiveServer, dict[str, str]], version: str
+    served_library: tuple[LiveServer, dict[str, str]], version: str
 ) -> None:
     """The demo's BookTools confirm destructive operations ("ask"): a client that declared
     elicitation is asked, naming the book; declined, nothing is deleted; accepted, it is. On
@@ -222,9 +222,9 @@ async def test_delete_asks_the_user_through_the_sdk_elicitation_callback(
     from mcp import Client, ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    from tests.sdk import legacy_handshake
+    from tests.support.sdk import legacy_handshake
 
-    server, tokens = library
+    server, tokens = served_library
     asked: list[str] = []
     answers = [types.ElicitResult(action="decline"), types.ElicitResult(action="accept", content={"confirm": True})]
     callback = _answering(answers, asked)
@@ -258,12 +258,12 @@ async def _confirmed_delete(client: Any, asked: list[str], isbn: str) -> None:
     assert (await _refused(client, "get_book", {"id": book})).content[0].text == f"No book with id {book}."
 
 
-async def test_admin_actions_of_the_books_run_as_tools(library: tuple[LiveServer, dict[str, str]]) -> None:
+async def test_admin_actions_of_the_books_run_as_tools(served_library: tuple[LiveServer, dict[str, str]]) -> None:
     """BookAdmin's actions as tools: mark_out_of_stock_book runs on alice's books and says so in
     text; bob cannot reach her ids; clear_tags_book is destructive, asked for and declined here."""
     import mcp.types as types
 
-    server, tokens = library
+    server, tokens = served_library
     async with _client(server, tokens["alice"]) as alice:
         tools = {tool.name: tool for tool in (await alice.list_tools()).tools}
         assert tools["mark_out_of_stock_book"].annotations.destructive_hint is False

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.servers import (
+from tests.support.servers import (
     ROOT,
     LiveServer,
     free_port,

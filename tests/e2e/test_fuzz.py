@@ -1,17 +1,17 @@
 """Fuzzing the MCP endpoint of a live server (issue 13): thousands of odd requests, no bad answer.
 
 Hypothesis draws client messages from the official schema.json of every revision (see
-tests/fuzz_strategies.py); each round then sends a few hundred requests built from them and
+tests/support/fuzz_strategies.py); each round then sends a few hundred requests built from them and
 from their mutations: wrong types, missing and extra fields, huge and deep values, odd unicode,
 odd ids, broken bodies, bad headers, unknown and deleted sessions, forged cursors, batches.
-Every answer is held to tests/fuzz_checks.py: no 5xx, no hang, every JSON-RPC message valid
+Every answer is held to tests/support/fuzz_checks.py: no 5xx, no hang, every JSON-RPC message valid
 for the negotiated revision, no internals, every fresh request answered, nothing in the log.
 Failures are collected, not raised one by one: the report lists each distinct failure once,
 with the smallest request that showed it.
 
 The suite (and CI) runs one fixed seed, ``FIXED_SEED``, so the same requests go out on every run
 and a failure is never a matter of luck; ``make fuzz`` tries fresh seeds for as long as asked
-(tests/e2e/fuzz_loop.py). A run is bounded by a request count, not by time: every request the
+(tests/support/fuzz_loop.py). A run is bounded by a request count, not by time: every request the
 seed defines is sent, in the same order, or the test fails (``MCP_FUZZ_BUDGET`` is only the
 limit past which that counts as a failure). Replay a run exactly with
 ``MCP_FUZZ_SEED=<seed> MCP_FUZZ_REQUESTS=<n> make fuzz-replay`` (both printed at the start):
@@ -40,7 +40,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.fuzz_checks import (
+from tests.support.fuzz_checks import (
     Problem,
     Sent,
     check_exchange,
@@ -50,7 +50,7 @@ from tests.fuzz_checks import (
     log_problems,
     valid_request_id,
 )
-from tests.fuzz_strategies import (
+from tests.support.fuzz_strategies import (
     LEGACY,
     MAX_BODY,
     MODERN,
@@ -68,7 +68,7 @@ from tests.fuzz_strategies import (
     odd_string,
     schema_definitions,
 )
-from tests.servers import LiveServer, run_server
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.mcp_client import MODERN, check_message, modern_meta, sse_messages
-from tests.servers import LiveServer
+from tests.support.mcp_client import MODERN, check_message, modern_meta, sse_messages
+from tests.support.servers import LiveServer
 
 pytestmark = pytest.mark.e2e
 
@@ -272,7 +272,7 @@ def test_listen_stream(stream_server: LiveServer) -> None:
 
 def test_any_worker_serves_any_session(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Sessions live in the database: two server processes on one DB serve one session in turn."""
-    from tests.servers import run_server
+    from tests.support.servers import run_server
 
     tmp = tmp_path_factory.mktemp("two")
     with run_server(tmp) as first, run_server(tmp, prepare=False) as second:
@@ -292,7 +292,7 @@ def test_a_trickling_body_is_cut_off_by_the_read_timeout(tmp_path_factory: pytes
     BODY_TIMEOUT_SECONDS have passed; meanwhile the server serves other requests."""
     import socket
 
-    from tests.servers import run_server
+    from tests.support.servers import run_server
 
     tmp = tmp_path_factory.mktemp("trickle")
     with run_server(tmp, extra_env={"MCP_BODY_TIMEOUT_SECONDS": "1.5"}) as server:

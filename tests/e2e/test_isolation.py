@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.servers import LiveServer, run_server
+from tests.support.mcp_client import MODERN, check_message, modern_meta
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
@@ -19,7 +19,7 @@ HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Versio
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def wide_pool_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     # Enough handler threads that all 20 slow calls run at once (the default queues them).
     with run_server(tmp_path_factory.mktemp("isolation"), extra_env={"MCP_HANDLER_POOL_SIZE": "20"}) as live:
         yield live
@@ -31,14 +31,18 @@ def _post(client: httpx.Client, url: str, method: str, params: dict[str, Any], n
     return client.post(url, json=body, headers=headers)
 
 
-def test_listing_stays_fast_while_twenty_slow_calls_run(server: LiveServer) -> None:
+def test_listing_stays_fast_while_twenty_slow_calls_run(wide_pool_server: LiveServer) -> None:
     """20 calls of 5 s each in flight (more than either pool has threads): tools/list p99 < 50 ms."""
     results: list[int] = []
 
     def slow() -> None:
         with httpx.Client(timeout=60) as client:
             response = _post(
-                client, server.url, "tools/call", {"name": "build_report", "arguments": {"steps": 17}}, "build_report"
+                client,
+                wide_pool_server.url,
+                "tools/call",
+                {"name": "build_report", "arguments": {"steps": 17}},
+                "build_report",
             )
             results.append(response.status_code)
 
@@ -48,11 +52,11 @@ def test_listing_stays_fast_while_twenty_slow_calls_run(server: LiveServer) -> N
     time.sleep(1.0)  # every call has reached the server and the handler pool is full
     timings = []
     with httpx.Client(timeout=10) as client:
-        _post(client, server.url, "tools/list", {})  # a warm connection
+        _post(client, wide_pool_server.url, "tools/list", {})  # a warm connection
         deadline = time.monotonic() + 3.0  # well inside the 5 s the slow calls take
         while time.monotonic() < deadline and len(timings) < 200:
             started = time.perf_counter()
-            response = _post(client, server.url, "tools/list", {})
+            response = _post(client, wide_pool_server.url, "tools/list", {})
             timings.append(time.perf_counter() - started)
             assert response.status_code == 200
             check_message(MODERN, response.json(), "tools/list")

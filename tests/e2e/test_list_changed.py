@@ -4,7 +4,7 @@ Two uvicorn processes share one database. Clients listen on process A; an admin 
 through the admin site served by process B. Fan-out runs over PostgreSQL LISTEN/NOTIFY
 (PostgreSQL database), over Redis pub/sub (a shared SQLite file), and with the polling notifier
 (the default on SQLite; a shared SQLite file). Callers are named by
-``tests.auth.ScopeHeaderBackend``: a tool is visible to a caller whose scopes name it.
+``tests.support.auth.ScopeHeaderBackend``: a tool is visible to a caller whose scopes name it.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests import services
-from tests.e2e.nodejs import JS_DIR, node
-from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.servers import LiveServer, run_server
+from tests.support import external_services
+from tests.support.mcp_client import MODERN, check_message, modern_meta
+from tests.support.nodejs import JS_DIR, node
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e]
 
@@ -40,20 +40,22 @@ STREAMING_SESSIONS = "SELECT id FROM mcp_tools_mcpsession WHERE get_stream <> ''
 
 
 @pytest.fixture(scope="module", params=["postgres", "redis", "polling"])
-def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
+def notifier_fleet(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Any, Any]]:
     env = {
-        "MCP_AUTH_BACKEND": "tests.auth.ScopeHeaderBackend",
+        "MCP_AUTH_BACKEND": "tests.support.auth.ScopeHeaderBackend",
         "MCP_SSE_KEEPALIVE_SECONDS": "1",
         "MCP_SSE_MAX_SECONDS": "60",
     }
     tmp = tmp_path_factory.mktemp(f"fleet-{request.param}")
     with contextlib.ExitStack() as stack:
         if request.param == "postgres":
-            services.require("postgres")
-            database = stack.enter_context(services.temporary_postgres_database("mcp_e2e"))
+            external_services.require("postgres")
+            database = stack.enter_context(external_services.temporary_postgres_database("mcp_e2e"))
             env.update({"MCP_DATABASE": "postgres", "POSTGRES_DB": database, "MCP_NOTIFIER": "postgres"})
         elif request.param == "redis":
-            services.require("redis")
+            external_services.require("redis")
             env.update({"MCP_NOTIFIER": "redis", "MCP_NOTIFIER_REDIS_URL": "redis://127.0.0.1:6379/7"})
         else:  # the default on SQLite: both processes poll the catalog version of the shared file
             env["MCP_NOTIFIER"] = "polling"
@@ -217,8 +219,8 @@ def _modern_names(server: LiveServer, user: str) -> list[str]:
 
 
 @pytest.fixture
-def admin(fleet: tuple[LiveServer, LiveServer]) -> Iterator[Admin]:
-    admin = Admin(fleet[1])
+def admin(notifier_fleet: tuple[LiveServer, LiveServer]) -> Iterator[Admin]:
+    admin = Admin(notifier_fleet[1])
     yield admin
     admin.set_enabled("echo", True)  # leave the catalog as the next test expects it
 
@@ -228,7 +230,7 @@ def admin(fleet: tuple[LiveServer, LiveServer]) -> Iterator[Admin]:
 
 @pytest.mark.anyio
 async def test_python_sdk_legacy_get_stream_hears_admin_edit(
-    fleet: tuple[LiveServer, LiveServer], admin: Admin
+    notifier_fleet: tuple[LiveServer, LiveServer], admin: Admin
 ) -> None:
     """H-11, T-1: the SDK's GET stream on A gets list_changed after an admin edit on B; Carol hears nothing."""
     import anyio
@@ -237,7 +239,7 @@ async def test_python_sdk_legacy_get_stream_hears_admin_edit(
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    a, _ = fleet
+    a, _ = notifier_fleet
     heard: dict[str, list[float]] = {"alice": [], "carol": []}
 
     def handler_for(who: str) -> Any:
@@ -281,7 +283,9 @@ async def test_python_sdk_legacy_get_stream_hears_admin_edit(
 
 
 @pytest.mark.anyio
-async def test_python_sdk_modern_listen_hears_admin_edit(fleet: tuple[LiveServer, LiveServer], admin: Admin) -> None:
+async def test_python_sdk_modern_listen_hears_admin_edit(
+    notifier_fleet: tuple[LiveServer, LiveServer], admin: Admin
+) -> None:
     """H-D10: the SDK's Client.listen on A gets list_changed after an admin edit on B, then refetches."""
     import anyio
     from mcp import Client
@@ -289,7 +293,7 @@ async def test_python_sdk_modern_listen_hears_admin_edit(fleet: tuple[LiveServer
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.subscriptions import ToolsListChanged
 
-    a, _ = fleet
+    a, _ = notifier_fleet
     async with (
         create_mcp_http_client(headers={"X-Test-User": ALICE}) as http,
         Client(streamable_http_client(a.url, http_client=http), mode="2026-07-28") as client,  # type: ignore[arg-type]
@@ -304,11 +308,11 @@ async def test_python_sdk_modern_listen_hears_admin_edit(fleet: tuple[LiveServer
 
 
 @pytest.mark.node
-def test_ts_sdk_listen_hears_admin_edit(fleet: tuple[LiveServer, LiveServer], admin: Admin) -> None:
+def test_ts_sdk_listen_hears_admin_edit(notifier_fleet: tuple[LiveServer, LiveServer], admin: Admin) -> None:
     """H-D10 with @modelcontextprotocol/client: listen on A, admin edit on B, refreshed list without echo."""
     import subprocess
 
-    a, _ = fleet
+    a, _ = notifier_fleet
     binary = node()
     carol = Listener(a, CAROL)
     with subprocess.Popen(
@@ -341,8 +345,8 @@ def test_ts_sdk_listen_hears_admin_edit(fleet: tuple[LiveServer, LiveServer], ad
 # --------------------------------------------------------------------------- delivery rules
 
 
-def test_rolled_back_edit_sends_nothing(fleet: tuple[LiveServer, LiveServer]) -> None:
-    a, b = fleet
+def test_rolled_back_edit_sends_nothing(notifier_fleet: tuple[LiveServer, LiveServer]) -> None:
+    a, b = notifier_fleet
     alice = Listener(a, ALICE)
     try:
         b.manage(
@@ -361,9 +365,9 @@ def test_rolled_back_edit_sends_nothing(fleet: tuple[LiveServer, LiveServer]) ->
         alice.close()
 
 
-def test_bulk_change_of_many_tools_is_one_notification(fleet: tuple[LiveServer, LiveServer]) -> None:
+def test_bulk_change_of_many_tools_is_one_notification(notifier_fleet: tuple[LiveServer, LiveServer]) -> None:
     """BULK tools created, then each saved in one transaction: each listener hears once, per change."""
-    a, b = fleet
+    a, b = notifier_fleet
     create = (
         "from django.db import transaction\n"
         "from mcp_tools.models import Tool\n"
@@ -397,9 +401,11 @@ def test_bulk_change_of_many_tools_is_one_notification(fleet: tuple[LiveServer, 
         )
 
 
-def test_reconnecting_get_stream_learns_of_a_missed_change(fleet: tuple[LiveServer, LiveServer], admin: Admin) -> None:
+def test_reconnecting_get_stream_learns_of_a_missed_change(
+    notifier_fleet: tuple[LiveServer, LiveServer], admin: Admin
+) -> None:
     """A session whose GET stream was closed during an edit hears of it when it reconnects."""
-    a, _ = fleet
+    a, _ = notifier_fleet
     session = _legacy_session(a, ALICE)
     first = Listener(a, ALICE, session=session, version="2025-11-25")
     time.sleep(0.5)
@@ -416,14 +422,14 @@ def test_reconnecting_get_stream_learns_of_a_missed_change(fleet: tuple[LiveServ
 
 @pytest.mark.parametrize("version", ["2025-03-26", "2025-11-25"])
 def test_resumed_get_stream_is_told_exactly_what_it_missed(
-    fleet: tuple[LiveServer, LiveServer], admin: Admin, version: str
+    notifier_fleet: tuple[LiveServer, LiveServer], admin: Admin, version: str
 ) -> None:
     """H-11 resumability: each GET stream event's id names the tool list it announces, so a
     client resuming with Last-Event-ID (as the SDK clients do) on any worker gets list_changed
     exactly when the list changed after that event; one resuming without an id cannot say what
     it heard, and is told again (a notification written to a connection is not proof it arrived:
     see the scale test's partition step)."""
-    a, b = fleet
+    a, b = notifier_fleet
     session = _legacy_session(a, ALICE, version)
     first = Listener(a, ALICE, session=session, version=version)
     try:
@@ -453,9 +459,9 @@ def test_resumed_get_stream_is_told_exactly_what_it_missed(
         behind.close()
 
 
-def test_stream_stats_count_listeners(fleet: tuple[LiveServer, LiveServer], tmp_path: Path) -> None:
+def test_stream_stats_count_listeners(notifier_fleet: tuple[LiveServer, LiveServer], tmp_path: Path) -> None:
     """Observability: `manage.py mcp_streams` shows each process's open listeners."""
-    a, _ = fleet
+    a, _ = notifier_fleet
     listeners = [Listener(a, f"user{i} echo") for i in range(3)]
     try:
         deadline = time.monotonic() + 10
@@ -473,10 +479,10 @@ def test_stream_stats_count_listeners(fleet: tuple[LiveServer, LiveServer], tmp_
 
 
 def test_only_the_newest_get_stream_of_a_session_is_notified(
-    fleet: tuple[LiveServer, LiveServer], admin: Admin
+    notifier_fleet: tuple[LiveServer, LiveServer], admin: Admin
 ) -> None:
     """H-9, H-11: a session's notification goes on one GET stream, never on two."""
-    a, b = fleet
+    a, b = notifier_fleet
     session = _legacy_session(a, ALICE)
     older = Listener(a, ALICE, session=session, version="2025-11-25")
     time.sleep(0.3)
@@ -495,7 +501,7 @@ def test_only_the_newest_get_stream_of_a_session_is_notified(
 
 def test_open_streams_are_bounded_per_principal(tmp_path: Path) -> None:
     """Over MAX_STREAMS_PER_PRINCIPAL a listen request gets 429 with Retry-After; others are unaffected."""
-    env = {"MCP_AUTH_BACKEND": "tests.auth.ScopeHeaderBackend", "MCP_MAX_STREAMS_PER_PRINCIPAL": "2"}
+    env = {"MCP_AUTH_BACKEND": "tests.support.auth.ScopeHeaderBackend", "MCP_MAX_STREAMS_PER_PRINCIPAL": "2"}
     with run_server(tmp_path, extra_env=env) as server:
         streams = [Listener(server, ALICE), Listener(server, ALICE)]
         try:
@@ -523,7 +529,7 @@ def test_open_streams_are_bounded_per_principal(tmp_path: Path) -> None:
 
 def test_server_shutdown_ends_listen_streams_gracefully(tmp_path: Path) -> None:
     """H-D10: on SIGTERM a listen stream gets the graceful listen result at once, not at SSE_MAX_SECONDS."""
-    env = {"MCP_AUTH_BACKEND": "tests.auth.ScopeHeaderBackend", "MCP_SSE_MAX_SECONDS": "120"}
+    env = {"MCP_AUTH_BACKEND": "tests.support.auth.ScopeHeaderBackend", "MCP_SSE_MAX_SECONDS": "120"}
     with run_server(tmp_path, extra_env=env) as server:
         alice = Listener(server, ALICE)
         time.sleep(0.5)
@@ -537,10 +543,10 @@ def test_server_shutdown_ends_listen_streams_gracefully(tmp_path: Path) -> None:
     assert elapsed < 5
 
 
-def test_a_new_view_is_heard_of_and_read(fleet: tuple[LiveServer, LiveServer]) -> None:
+def test_a_new_view_is_heard_of_and_read(notifier_fleet: tuple[LiveServer, LiveServer]) -> None:
     """UI-1, UI-4 (MCP Apps): a view given to a tool on B is a catalog change: a listener on A
     declaring the extension hears list_changed, and then reads the new ui:// resource there."""
-    a, b = fleet
+    a, b = notifier_fleet
     apps = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/ui": {
         "mimeTypes": ["text/html;profile=mcp-app"]}}}}  # fmt: skip
     headers = {**ACCEPT, "X-Test-User": ALICE, "MCP-Protocol-Version": MODERN}

@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from tests import services
-from tests.servers import ROOT, LiveServer, free_port, run_server
+from tests.support import external_services
+from tests.support.servers import ROOT, LiveServer, free_port, run_server
 
 pytestmark = [pytest.mark.e2e]
 
@@ -62,7 +62,7 @@ def _call(url: str, token: str, name: str, arguments: dict[str, Any]) -> dict[st
 
 @pytest.fixture
 def redis_prefix() -> Iterator[str]:
-    services.require("redis")
+    external_services.require("redis")
     prefix = f"mcp-oauth-e2e-{uuid.uuid4().hex[:12]}"
     yield prefix
     import redis
@@ -423,7 +423,7 @@ def _exchange(asm: dict[str, Any], data: dict[str, str], auth: tuple[str, str] |
 
 @pytest.fixture(scope="module")
 def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Any]]:
-    from tests.e2e.cimd_documents import DocumentServer
+    from tests.support.cimd_documents import DocumentServer
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"

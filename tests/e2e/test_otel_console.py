@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.servers import LiveServer, run_server
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = pytest.mark.e2e
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from tests.mcp_client import MODERN, modern_meta
-from tests.servers import ROOT, LiveServer, free_port, prepare_database, server_env, stop_process, wait_ready
+from tests.support.mcp_client import MODERN, modern_meta
+from tests.support.servers import ROOT, LiveServer, free_port, prepare_database, server_env, stop_process, wait_ready
 
 pytestmark = pytest.mark.e2e
 

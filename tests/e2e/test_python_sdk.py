@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from project.demo.tools import DEMO_TOOLS
-from tests.sdk import legacy_handshake
-from tests.servers import LiveServer
+from tests.support.sdk import legacy_handshake
+from tests.support.servers import LiveServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

@@ -3,7 +3,7 @@ across real servers: uvicorn (the ASGI front) and gunicorn (the WSGI front) on o
 database, the Redis notifier on a redis-server of the test's own (so it can be stopped), with
 ``CATALOG_VERSION_MAX_AGE`` 60 s, ``TOKEN_CACHE_SECONDS`` 300 s and ``RATE_LIMIT_BATCH`` 5.
 
-Each server counts its round trips (``tests/counted_site.py``): a test sees that a process
+Each server counts its round trips (``tests/support/counted_site.py``): a test sees that a process
 reuses (no version read, no token lookup per request) before it shows what ends the reuse:
 
 - a tool disabled from a third process is refused by both within a notifier message, not 60 s;
@@ -27,10 +27,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests import services
 from tests.e2e.test_round_trips import REDIS_DB, counts, gunicorn, scale_env
-from tests.mcp_client import MODERN, modern_meta
-from tests.servers import LiveServer, free_port, prepare_database, run_server, server_env
+from tests.support import external_services
+from tests.support.mcp_client import MODERN, modern_meta
+from tests.support.servers import LiveServer, free_port, prepare_database, run_server, server_env
 
 pytestmark = [pytest.mark.e2e]
 
@@ -43,7 +43,7 @@ class Fleet:
     a: LiveServer  # uvicorn, ASGI front
     b: LiveServer  # gunicorn, WSGI front
     token: str
-    notifier: Any  # the test's redis-server (tests.scale_cluster.Redis)
+    notifier: Any  # the test's redis-server (tests.support.scale_cluster.Redis)
 
     @property
     def servers(self) -> tuple[LiveServer, LiveServer]:
@@ -114,16 +114,16 @@ def reusing(server: LiveServer, token: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    from tests.scale_cluster import throwaway_redis
+def counted_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    from tests.support.scale_cluster import throwaway_redis
 
-    services.require("postgres")
-    services.require("redis")
+    external_services.require("postgres")
+    external_services.require("redis")
     tmp: Path = tmp_path_factory.mktemp("reuse")
     prefix = f"mcp-reuse-{uuid.uuid4().hex[:10]}"
     with contextlib.ExitStack() as stack:
         notifier = stack.enter_context(throwaway_redis("127.0.0.1", free_port()))
-        database = stack.enter_context(services.temporary_postgres_database("mcp_reuse"))
+        database = stack.enter_context(external_services.temporary_postgres_database("mcp_reuse"))
         env = scale_env(
             database,
             prefix,
@@ -133,7 +133,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
             MCP_RATE_LIMIT_BATCH="5",
         )
         prepare_database(server_env(tmp, env))
-        a = stack.enter_context(run_server(tmp, extra_env=env, app="tests.counted_site:asgi", prepare=False))
+        a = stack.enter_context(run_server(tmp, extra_env=env, app="tests.support.counted_site:asgi", prepare=False))
         b = stack.enter_context(gunicorn(tmp, env))
         a.manage("demo_superuser")
         token = a.manage("mcp_token", "--user", "admin", "--scopes", "all").strip().splitlines()[-1]
@@ -148,76 +148,80 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
                 client.delete(*keys)
 
 
-def _set_enabled(fleet: Fleet, name: str, enabled: bool) -> None:
-    fleet.shell(
+def _set_enabled(counted_fleet: Fleet, name: str, enabled: bool) -> None:
+    counted_fleet.shell(
         f"from mcp_tools.models import Tool; t = Tool.objects.get(name={name!r}); t.enabled = {enabled!r}; t.save()"
     )
 
 
-def test_a_tool_disabled_anywhere_is_refused_everywhere_within_a_message(fleet: Fleet) -> None:
-    for server in fleet.servers:
-        assert echo_known(server, fleet.token)
-        until("the subscription up, reads reused", lambda s=server: reusing(s, fleet.token), 15)
-    _set_enabled(fleet, "echo", False)
+def test_a_tool_disabled_anywhere_is_refused_everywhere_within_a_message(counted_fleet: Fleet) -> None:
+    for server in counted_fleet.servers:
+        assert echo_known(server, counted_fleet.token)
+        until("the subscription up, reads reused", lambda s=server: reusing(s, counted_fleet.token), 15)
+    _set_enabled(counted_fleet, "echo", False)
     try:
-        for server in fleet.servers:
+        for server in counted_fleet.servers:
             # The bound is 60 s (CATALOG_VERSION_MAX_AGE); the message makes it a moment.
-            seconds = until("echo refused", lambda s=server: not echo_known(s, fleet.token), QUICK)
+            seconds = until("echo refused", lambda s=server: not echo_known(s, counted_fleet.token), QUICK)
             print(f"{server.base_url}: echo refused {seconds:.3f} s after the change committed")
     finally:
-        _set_enabled(fleet, "echo", True)
-    for server in fleet.servers:
-        until("echo back", lambda s=server: echo_known(s, fleet.token), QUICK)
+        _set_enabled(counted_fleet, "echo", True)
+    for server in counted_fleet.servers:
+        until("echo back", lambda s=server: echo_known(s, counted_fleet.token), QUICK)
 
 
-def test_with_the_notifier_down_every_request_reads_again(fleet: Fleet) -> None:
-    for server in fleet.servers:
-        until("the subscription up, reads reused", lambda s=server: reusing(s, fleet.token), 15)
-    fleet.notifier.stop()
+def test_with_the_notifier_down_every_request_reads_again(counted_fleet: Fleet) -> None:
+    for server in counted_fleet.servers:
+        until("the subscription up, reads reused", lambda s=server: reusing(s, counted_fleet.token), 15)
+    counted_fleet.notifier.stop()
     try:
-        for server in fleet.servers:
+        for server in counted_fleet.servers:
             # The subscription lost: one version read and one token lookup per request.
-            until("reads per request", lambda s=server: reads(s, fleet.token) == (1.0, 1.0), 15)
-        _set_enabled(fleet, "echo", False)  # its message is lost (nobody listens)
-        for server in fleet.servers:
-            assert not echo_known(server, fleet.token)  # the very next request
-        _set_enabled(fleet, "echo", True)
-        for server in fleet.servers:
-            assert echo_known(server, fleet.token)
+            until("reads per request", lambda s=server: reads(s, counted_fleet.token) == (1.0, 1.0), 15)
+        _set_enabled(counted_fleet, "echo", False)  # its message is lost (nobody listens)
+        for server in counted_fleet.servers:
+            assert not echo_known(server, counted_fleet.token)  # the very next request
+        _set_enabled(counted_fleet, "echo", True)
+        for server in counted_fleet.servers:
+            assert echo_known(server, counted_fleet.token)
     finally:
-        fleet.notifier.start()
-    for server in fleet.servers:  # reconnected (back-off up to 5 s): reuse again
-        until("the subscription up again", lambda s=server: reusing(s, fleet.token), 30)
+        counted_fleet.notifier.start()
+    for server in counted_fleet.servers:  # reconnected (back-off up to 5 s): reuse again
+        until("the subscription up again", lambda s=server: reusing(s, counted_fleet.token), 30)
 
 
-def test_a_revoked_token_is_refused_everywhere_within_a_message(fleet: Fleet) -> None:
+def test_a_revoked_token_is_refused_everywhere_within_a_message(counted_fleet: Fleet) -> None:
     """T-13 (access control per call) with tokens' rows reused: the revocation cuts it short."""
-    revoked, bobs = fleet.token_for("admin"), fleet.token_for("bob")
-    for server in fleet.servers:
+    revoked, bobs = counted_fleet.token_for("admin"), counted_fleet.token_for("bob")
+    for server in counted_fleet.servers:
         for token in (revoked, bobs):
             assert post(server, token, "tools/list", {}).status_code == 200
         until("token rows reused", lambda s=server: reusing(s, revoked) and reusing(s, bobs), 15)
-    fleet.shell(f"from oauth2_provider.models import AccessToken; AccessToken.objects.get(token={revoked!r}).revoke()")
-    fleet.shell(
+    counted_fleet.shell(
+        f"from oauth2_provider.models import AccessToken; AccessToken.objects.get(token={revoked!r}).revoke()"
+    )
+    counted_fleet.shell(
         "from django.contrib.auth.models import User; "
         "u = User.objects.get(username='bob'); u.is_active = False; u.save()"
     )
-    for server in fleet.servers:
+    for server in counted_fleet.servers:
         for token in (revoked, bobs):
             seconds = until(
                 "the token refused", lambda s=server, t=token: post(s, t, "tools/list", {}).status_code == 401, QUICK
             )
             print(f"{server.base_url}: a token refused {seconds:.3f} s after the change committed")
-        assert post(server, fleet.token, "tools/list", {}).status_code == 200  # other tokens unharmed
+        assert post(server, counted_fleet.token, "tools/list", {}).status_code == 200  # other tokens unharmed
 
 
-def test_a_batched_rate_limit_passes_by_at_most_batch_minus_one_per_process(fleet: Fleet) -> None:
+def test_a_batched_rate_limit_passes_by_at_most_batch_minus_one_per_process(counted_fleet: Fleet) -> None:
     """T-13 (rate-limit invocations), with the overshoot RATE_LIMIT_BATCH states."""
-    fleet.shell("from mcp_tools.models import Tool; Tool.objects.filter(name='add').update(rate_limit='20/h')")
-    for server in fleet.servers:  # the change reached both (their catalogs carry the limit)
-        until("the limit", lambda s=server: "error" not in call(s, fleet.token, "add", {"a": 0, "b": 0}), QUICK)
+    counted_fleet.shell("from mcp_tools.models import Tool; Tool.objects.filter(name='add').update(rate_limit='20/h')")
+    for server in counted_fleet.servers:  # the change reached both (their catalogs carry the limit)
+        until("the limit", lambda s=server: "error" not in call(s, counted_fleet.token, "add", {"a": 0, "b": 0}), QUICK)
     # The two calls above opened the window; 78 more, alternating, 20 to 28 accepted in all.
-    results = [call(fleet.servers[n % 2], fleet.token, "add", {"a": n, "b": 1})["result"] for n in range(78)]
+    results = [
+        call(counted_fleet.servers[n % 2], counted_fleet.token, "add", {"a": n, "b": 1})["result"] for n in range(78)
+    ]
     accepted = 2 + sum(not r.get("isError") for r in results)
     print(f"20/h in batches of 5 over 2 processes: {accepted} accepted of 80")
     assert 20 <= accepted <= 28

@@ -5,7 +5,7 @@ tools/list, by kind.
 The demo is served as a site on several hosts serves it (the web hosts of
 tests/e2e/test_scale.py: PostgreSQL, Redis as the cache and the notifier, the audit batched;
 with OAuth and a real DOT token), by uvicorn with the ASGI front and by gunicorn with the WSGI
-front, each process counting what it sends (``tests/roundtrips.py``, read from
+front, each process counting what it sends (``tests/support/roundtrips.py``, read from
 ``/__roundtrips__``), with the defaults and with the scale settings. The figures are the table
 of ``docs/explanation/capacity.md``, read by this test: a kind of query or command that
 appears, or a count that grows, fails it until the docs (and the capacity model) say so.
@@ -28,9 +28,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests import services
-from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.servers import (
+from tests.support import external_services
+from tests.support.mcp_client import MODERN, check_message, modern_meta
+from tests.support.servers import (
     ROOT,
     LiveServer,
     free_port,
@@ -66,7 +66,7 @@ def scale_env(database: str, prefix: str, **extra: str) -> dict[str, str]:
         "MCP_RESOURCE_URL": "http://127.0.0.1/mcp",
         # Every call counted by the rate limit, none refused.
         "MCP_RATE_LIMIT": "1000000/m",
-        # The demo's batched audit (tests/servers.py writes each row in its call by default).
+        # The demo's batched audit (tests/support/servers.py writes each row in its call by default).
         "MCP_AUDIT_FLUSH_ROWS": "100",
         "MCP_AUDIT_FLUSH_SECONDS": "1",
         **extra,
@@ -80,7 +80,7 @@ def gunicorn(tmp: Path, env_extra: dict[str, str]) -> Iterator[LiveServer]:
     log_path = tmp / f"gunicorn-{port}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "tests.counted_site:wsgi", "-b", f"127.0.0.1:{port}", "-w", "1"],
+            [sys.executable, "-m", "gunicorn", "tests.support.counted_site:wsgi", "-b", f"127.0.0.1:{port}", "-w", "1"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     server = LiveServer(f"http://127.0.0.1:{port}", env, process, log_path)
@@ -94,7 +94,7 @@ def gunicorn(tmp: Path, env_extra: dict[str, str]) -> Iterator[LiveServer]:
 @contextlib.contextmanager
 def serve(front: str, tmp: Path, env_extra: dict[str, str]) -> Iterator[LiveServer]:
     if front == "asgi":
-        with run_server(tmp, extra_env=env_extra, app="tests.counted_site:asgi", prepare=False) as server:
+        with run_server(tmp, extra_env=env_extra, app="tests.support.counted_site:asgi", prepare=False) as server:
             yield server
     else:
         with gunicorn(tmp, env_extra) as server:
@@ -128,11 +128,11 @@ def audit_rows(server: LiveServer) -> int:
 
 @pytest.fixture(scope="module")
 def database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
-    services.require("postgres")
-    services.require("redis")
+    external_services.require("postgres")
+    external_services.require("redis")
     tmp = tmp_path_factory.mktemp("roundtrips")
     prefix = f"mcp-roundtrips-{uuid.uuid4().hex[:10]}"
-    with services.temporary_postgres_database("mcp_roundtrips") as name:
+    with external_services.temporary_postgres_database("mcp_roundtrips") as name:
         env = server_env(tmp, scale_env(name, prefix))
         prepare_database(env)
         subprocess.run(

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import ROOT, free_port, prepare_database, server_env
+from tests.support.servers import ROOT, free_port, prepare_database, server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 

@@ -1,6 +1,6 @@
 """Several hosts (issue 14): two web hosts, worker hosts and a client host as network namespaces.
 
-The topology (tests/netns.py, tests/scale_cluster.py): a bridge in the root namespace at
+The topology (tests/support/netns.py, tests/support/scale_cluster.py): a bridge in the root namespace at
 198.18.N.1 (N: the first free /24 of 198.18.0.0/16, the benchmark range) with this run's own
 PostgreSQL and Redis bound to it; web hosts ``a`` (.11) and ``b`` (.12), each uvicorn with two
 worker processes serving ``project.asgi:application`` (the ASGI front); worker hosts ``w1``
@@ -38,10 +38,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests import netns, services
-from tests.e2e import nodejs
-from tests.netns import Topology, inside
-from tests.scale_cluster import (
+from tests.support import external_services, netns, nodejs
+from tests.support.netns import Topology, inside
+from tests.support.scale_cluster import (
     Balancer,
     Cluster,
     Listener,
@@ -54,8 +53,8 @@ from tests.scale_cluster import (
     throwaway_postgres,
     throwaway_redis,
 )
-from tests.sdk import legacy_handshake
-from tests.servers import server_env
+from tests.support.sdk import legacy_handshake
+from tests.support.servers import server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.scale, pytest.mark.node, pytest.mark.timeout(600)]
 
@@ -85,7 +84,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, node_bin: Path) -> Iterato
     missing) must run before this thread moves into the client namespace, which has no way out."""
     reason = netns.available()
     if reason:
-        if services.IN_CI:
+        if external_services.IN_CI:
             pytest.fail(f"network namespaces are unavailable: {reason} (CI=true: a failure)")
         pytest.skip(f"network namespaces are unavailable: {reason}")
     for name in netns.reap_stale() + reap_stale_services():
@@ -204,7 +203,7 @@ async def test_1_python_sdk_flows_with_every_request_on_a_random_host(cluster: C
 
     from tests.e2e.test_python_sdk import _check, _exercise
     from tests.e2e.test_tasks_worker import RELATED
-    from tests.sdk import send_unchecked
+    from tests.support.sdk import send_unchecked
 
     offsets = _offsets(cluster)
     balancer = Balancer(cluster, _rng(1))

@@ -24,8 +24,8 @@ import httpx
 import pytest
 
 from tests.e2e.test_http_streams import Session
-from tests.mcp_client import MODERN
-from tests.servers import ROOT, LiveServer, run_server, start_worker
+from tests.support.mcp_client import MODERN
+from tests.support.servers import ROOT, LiveServer, run_server, start_worker
 
 pytestmark = pytest.mark.e2e
 

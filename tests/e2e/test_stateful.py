@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests import services
-from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.sdk import legacy_handshake
-from tests.servers import LiveServer, run_server
+from tests.support import external_services
+from tests.support.mcp_client import MODERN, check_message, modern_meta
+from tests.support.sdk import legacy_handshake
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e]
 
@@ -114,9 +114,9 @@ async def test_sampling_with_the_sdk_2026_07_28_client(pair: tuple[LiveServer, L
 
 @pytest.fixture(scope="module")
 def authenticated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """Callers named by X-Test-User (tests.auth.HeaderAuthBackend): distinct principals."""
+    """Callers named by X-Test-User (tests.support.auth.HeaderAuthBackend): distinct principals."""
     tmp = tmp_path_factory.mktemp("principals")
-    with run_server(tmp, extra_env={"MCP_AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}) as server:
+    with run_server(tmp, extra_env={"MCP_AUTH_BACKEND": "tests.support.auth.HeaderAuthBackend"}) as server:
         yield server
 
 
@@ -270,8 +270,8 @@ def database_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     with contextlib.ExitStack() as stack:
         env: dict[str, str] = {}
         if request.param == "postgres":
-            services.require("postgres")
-            database = stack.enter_context(services.temporary_postgres_database("mcp_e2e"))
+            external_services.require("postgres")
+            database = stack.enter_context(external_services.temporary_postgres_database("mcp_e2e"))
             env = {"MCP_DATABASE": "postgres", "POSTGRES_DB": database}
         yield stack.enter_context(run_server(tmp, extra_env=env))
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from tests import services
-from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.sdk import legacy_handshake, send_unchecked
-from tests.servers import LiveServer, Worker, drop_queue, run_server, start_worker
+from tests.support import external_services
+from tests.support.mcp_client import MODERN, check_message, modern_meta
+from tests.support.sdk import legacy_handshake, send_unchecked
+from tests.support.servers import LiveServer, Worker, drop_queue, run_server, start_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -46,8 +46,8 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    services.require("redis")
+def worker_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    external_services.require("redis")
     tmp = tmp_path_factory.mktemp("tasks")
     queue = f"mcp-e2e-{uuid.uuid4().hex[:8]}"
     env = {
@@ -146,14 +146,14 @@ def _start_export(client: Raw, steps: int, *, running: bool = False) -> str:
 
 
 @pytest.mark.anyio
-async def test_python_sdk_creates_polls_fetches_and_lists(stack: Stack) -> None:
+async def test_python_sdk_creates_polls_fetches_and_lists(worker_stack: Stack) -> None:
     """T11-5, T11-9, T11-10, T11-12 with the official Python SDK and a real worker."""
     import anyio
     import mcp.types as types
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    async with streamable_http_client(stack.server.url) as (read, write), ClientSession(read, write) as session:
+    async with streamable_http_client(worker_stack.server.url) as (read, write), ClientSession(read, write) as session:
         init = await legacy_handshake(session)
         assert init.capabilities.tasks is not None
         request = types.CallToolRequest(
@@ -190,9 +190,9 @@ async def test_python_sdk_creates_polls_fetches_and_lists(stack: Stack) -> None:
         assert task_id in [t.task_id for t in listed.tasks]
 
 
-def test_tasks_result_blocks_until_the_worker_finishes(stack: Stack) -> None:
+def test_tasks_result_blocks_until_the_worker_finishes(worker_stack: Stack) -> None:
     """T11-10: tasks/result on a working task answers only once it is terminal."""
-    client = Raw(stack.server.url)
+    client = Raw(worker_stack.server.url)
     client.initialize()
     task_id = _start_export(client, 3)
     started = time.monotonic()
@@ -203,16 +203,16 @@ def test_tasks_result_blocks_until_the_worker_finishes(stack: Stack) -> None:
     assert client.post("tasks/get", {"taskId": task_id})["result"]["status"] == "completed"
 
 
-def test_waiting_on_results_does_not_starve_other_requests(stack: Stack) -> None:
+def test_waiting_on_results_does_not_starve_other_requests(worker_stack: Stack) -> None:
     """T11-10 waits without a thread: 10 clients blocked in tasks/result, tools/list still answers."""
     import concurrent.futures
 
-    client = Raw(stack.server.url)
+    client = Raw(worker_stack.server.url)
     client.initialize()
     ids = [_start_export(client, 6) for _ in range(10)]
 
     def wait(task_id: str) -> dict[str, Any]:
-        waiter = Raw(stack.server.url)
+        waiter = Raw(worker_stack.server.url)
         waiter.session = client.session
         return waiter.post("tasks/result", {"taskId": task_id})
 
@@ -231,9 +231,9 @@ def test_waiting_on_results_does_not_starve_other_requests(stack: Stack) -> None
     assert all("error" in o or "result" in o for o in outcomes)
 
 
-def test_cancel_a_running_task_ends_cancelled(stack: Stack) -> None:
+def test_cancel_a_running_task_ends_cancelled(worker_stack: Stack) -> None:
     """T11-13: the running handler stops; the task stays cancelled after the worker is done."""
-    client = Raw(stack.server.url)
+    client = Raw(worker_stack.server.url)
     client.initialize()
     task_id = _start_export(client, 20, running=True)
     cancelled = client.post("tasks/cancel", {"taskId": task_id})["result"]
@@ -244,11 +244,11 @@ def test_cancel_a_running_task_ends_cancelled(stack: Stack) -> None:
     assert "Step 20" not in state.get("statusMessage", "")
 
 
-def test_another_token_cannot_see_the_task(stack: Stack) -> None:
+def test_another_token_cannot_see_the_task(worker_stack: Stack) -> None:
     """T11-16: the demo's AllowAny backend gives every caller the same principal, so isolation is
     covered with two real principals in tests/integration/test_tasks.py; here an unknown id and
     a forged cursor are refused by the real server."""
-    client = Raw(stack.server.url)
+    client = Raw(worker_stack.server.url)
     client.initialize()
     assert client.post("tasks/get", {"taskId": "A" * 32})["error"]["code"] == -32602
     assert client.post("tasks/list", {"cursor": "nope"})["error"]["code"] == -32602
@@ -257,9 +257,9 @@ def test_another_token_cannot_see_the_task(stack: Stack) -> None:
 # --------------------------------------------------------------------------- 2026-07-28 extension
 
 
-def test_modern_extension_flow(stack: Stack) -> None:
+def test_modern_extension_flow(worker_stack: Stack) -> None:
     """TX-1..TX-8: discover, server-decided task, poll to completion with the result, cancel ack."""
-    client = Raw(stack.server.url, MODERN)
+    client = Raw(worker_stack.server.url, MODERN)
     discover = client.modern("server/discover", {})
     assert EXT in discover["result"]["capabilities"]["extensions"]
     created = client.modern("tools/call", {"name": "build_report", "arguments": {"steps": 2}}, name="build_report")
@@ -282,16 +282,16 @@ def test_modern_extension_flow(stack: Stack) -> None:
 # --------------------------------------------------------------------------- reliability
 
 
-def test_worker_killed_mid_task_is_retried_by_a_new_worker(stack: Stack) -> None:
+def test_worker_killed_mid_task_is_retried_by_a_new_worker(worker_stack: Stack) -> None:
     """acks_late + reject_on_worker_lost + Redis visibility timeout: SIGKILL the worker while the
     handler runs, start a new one, and the task ends completed (retried), never stuck working."""
-    client = Raw(stack.server.url)
+    client = Raw(worker_stack.server.url)
     client.initialize()
     task_id = _start_export(client, 6, running=True)
-    os.kill(stack.worker.process.pid, signal.SIGKILL)
-    stack.worker.process.wait(timeout=10)
+    os.kill(worker_stack.worker.process.pid, signal.SIGKILL)
+    worker_stack.worker.process.wait(timeout=10)
     killed_at = time.monotonic()
-    stack.restart_worker()
+    worker_stack.restart_worker()
     final = _poll(
         lambda: client.post("tasks/get", {"taskId": task_id})["result"],
         lambda s: s["status"] != "working",
@@ -319,14 +319,14 @@ Tool.objects.update_or_create(name="confirm_export", defaults=dict(
 
 
 @pytest.fixture(scope="module")
-def confirm_tool(stack: Stack) -> str:
+def confirm_tool(worker_stack: Stack) -> str:
     """A task-capable tool whose handler asks the user (the demo's form kind), added to the live server."""
-    stack.server.manage("shell", "-c", CREATE_CONFIRM_TOOL)
+    worker_stack.server.manage("shell", "-c", CREATE_CONFIRM_TOOL)
     return "confirm_export"
 
 
 @pytest.mark.anyio
-async def test_python_sdk_answers_the_elicitation_of_a_task(stack: Stack, confirm_tool: str) -> None:
+async def test_python_sdk_answers_the_elicitation_of_a_task(worker_stack: Stack, confirm_tool: str) -> None:
     """T11-11, T11-15 with the official Python SDK and a real worker: the task waits in
     input_required (and its worker keeps beating: still so after TASK_LOST_AFTER_SECONDS);
     tasks/result carries elicitation/create with related-task _meta; the SDK's elicitation
@@ -347,7 +347,7 @@ async def test_python_sdk_answers_the_elicitation_of_a_task(stack: Stack, confir
         return await session.send_request(request, types.GetTaskResult)
 
     async with (
-        streamable_http_client(stack.server.url) as (read, write),
+        streamable_http_client(worker_stack.server.url) as (read, write),
         ClientSession(read, write, elicitation_callback=confirm) as session,
     ):
         await legacy_handshake(
@@ -384,7 +384,7 @@ async def test_python_sdk_answers_the_elicitation_of_a_task(stack: Stack, confir
 
 
 def test_tasks_result_stream_carries_the_request_the_status_changes_and_the_result(
-    stack: Stack, confirm_tool: str
+    worker_stack: Stack, confirm_tool: str
 ) -> None:
     """T11-11, T11-14, T11-15 on the wire, with a real worker: one tasks/result stream sends
     notifications/tasks/status (input_required), the request with related-task _meta, then
@@ -392,7 +392,7 @@ def test_tasks_result_stream_carries_the_request_the_status_changes_and_the_resu
     them only when the stream looked during it (the handler ends at once here)."""
     import httpx
 
-    client = Raw(stack.server.url)
+    client = Raw(worker_stack.server.url)
     client.post(
         "initialize",
         {
@@ -442,10 +442,10 @@ def _sse_events(response: Any) -> Iterator[dict[str, Any]]:
             data = []
 
 
-def test_modern_task_that_asks_is_answered_with_tasks_update(stack: Stack, confirm_tool: str) -> None:
+def test_modern_task_that_asks_is_answered_with_tasks_update(worker_stack: Stack, confirm_tool: str) -> None:
     """TX-6, TX-7 with a real worker: tasks/get shows inputRequests, tasks/update answers them,
     and the task completes (any server process would do: the answer goes through the database)."""
-    client = Raw(stack.server.url, MODERN)
+    client = Raw(worker_stack.server.url, MODERN)
     caps = {"elicitation": {}}
     created = client.modern("tools/call", {"name": confirm_tool, "arguments": {}}, name=confirm_tool, capabilities=caps)
     task_id = created["result"]["taskId"]
@@ -468,11 +468,11 @@ def test_modern_task_that_asks_is_answered_with_tasks_update(stack: Stack, confi
 
 
 def test_a_task_whose_worker_dies_while_it_waits_for_input_asks_again_on_a_new_worker(
-    stack: Stack, confirm_tool: str
+    worker_stack: Stack, confirm_tool: str
 ) -> None:
     """SIGKILL the worker while the task waits in input_required: the heartbeat stops, the task is
     queued again (working), the new worker's run asks again under a new key (TX-7) and completes."""
-    client = Raw(stack.server.url, MODERN)
+    client = Raw(worker_stack.server.url, MODERN)
     caps = {"elicitation": {}}
     created = client.modern("tools/call", {"name": confirm_tool, "arguments": {}}, name=confirm_tool, capabilities=caps)
     task_id = created["result"]["taskId"]
@@ -482,9 +482,9 @@ def test_a_task_whose_worker_dies_while_it_waits_for_input_asks_again_on_a_new_w
 
     first = _poll(get, lambda s: s["status"] == "input_required")
     assert list(first["inputRequests"]) == ["elicit-1"]
-    os.kill(stack.worker.process.pid, signal.SIGKILL)
-    stack.worker.process.wait(timeout=10)
-    stack.restart_worker()
+    os.kill(worker_stack.worker.process.pid, signal.SIGKILL)
+    worker_stack.worker.process.wait(timeout=10)
+    worker_stack.restart_worker()
     again = _poll(get, lambda s: s["status"] == "input_required" and "elicit-1" not in s["inputRequests"], timeout=30)
     assert list(again["inputRequests"]) == ["elicit-2"]
     answer = {"elicit-1": {"action": "decline"}, "elicit-2": {"action": "accept", "content": {"confirm": True}}}
@@ -495,14 +495,18 @@ def test_a_task_whose_worker_dies_while_it_waits_for_input_asks_again_on_a_new_w
 
 
 @pytest.mark.node
-def test_ts_sdk_task_flow(stack: Stack) -> None:
+def test_ts_sdk_task_flow(worker_stack: Stack) -> None:
     """T11-2, T11-9..T11-12 with @modelcontextprotocol/sdk 1.x: create, poll, result, list, get."""
     import subprocess
 
-    from tests.e2e.nodejs import JS_DIR, node
+    from tests.support.nodejs import JS_DIR, node
 
     done = subprocess.run(
-        [str(node()), "tasks_legacy.mjs", stack.server.url], cwd=JS_DIR, capture_output=True, text=True, timeout=90
+        [str(node()), "tasks_legacy.mjs", worker_stack.server.url],
+        cwd=JS_DIR,
+        capture_output=True,
+        text=True,
+        timeout=90,
     )
     outcome = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {"stderr": done.stderr}
     assert outcome.get("ok") is True, outcome

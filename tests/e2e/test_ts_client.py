@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from project.demo.tools import DEMO_TOOLS
-from tests.e2e import nodejs
-from tests.servers import LiveServer, run_server
+from tests.support import nodejs
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
 
@@ -26,11 +26,6 @@ PAGE_SIZE = 4
 CATALOG = sorted(t["name"] for t in DEMO_TOOLS)
 LEGACY_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"]
 MODERN_VERSION = "2026-07-28"
-
-
-@pytest.fixture(scope="module")
-def node() -> Path:
-    return nodejs.node()
 
 
 @pytest.fixture(scope="module")

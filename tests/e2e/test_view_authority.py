@@ -26,8 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_admin_browser import browser  # noqa: F401 - the headless Chromium fixture
-from tests.servers import LiveServer, run_server
+from tests.support.servers import LiveServer, run_server
 
 pytestmark = pytest.mark.e2e
 
@@ -145,7 +144,7 @@ def _store_view(admin: Admin, tool: str, template: str, calls: str) -> None:
 
 
 def test_a_view_calls_nothing_until_the_person_viewing_it_confirms(
-    browser: Any,  # noqa: F811
+    browser: Any,
     listener: tuple[str, list[str]],
     tmp_path: Path,
 ) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import django
 import pytest
 
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]

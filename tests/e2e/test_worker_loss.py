@@ -19,7 +19,16 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_tasks_worker import Raw, _poll, _start_export
-from tests.servers import ROOT, LiveServer, Worker, free_port, prepare_database, run_server, server_env, start_worker
+from tests.support.servers import (
+    ROOT,
+    LiveServer,
+    Worker,
+    free_port,
+    prepare_database,
+    run_server,
+    server_env,
+    start_worker,
+)
 
 pytestmark = pytest.mark.e2e
 

@@ -7,13 +7,12 @@ import json
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from mcp_tools.models import CatalogVersion, Tool, ToolRevision
 from mcp_tools.protocol.apps import host_csp
 from tests.integration.test_admin_editor import ADD, FORM, LIST
-from tests.mcp_client import APPS_CAPABILITIES, Mcp
+from tests.support.mcp_client import APPS_CAPABILITIES, Mcp
 
 UI_FORM = {
     **FORM,
@@ -31,17 +30,11 @@ UI_FORM = {
 }
 
 
-@pytest.fixture
-def admin_client(client: Client, db: None) -> Client:
-    client.force_login(get_user_model().objects.create_superuser("root", "root@example.com", "pw"))
-    return client
-
-
-def test_an_admin_gives_a_tool_a_view_and_clients_get_it(admin_client: Client) -> None:
-    mcp = Mcp(admin_client)
+def test_an_admin_gives_a_tool_a_view_and_clients_get_it(root_client: Client) -> None:
+    mcp = Mcp(root_client)
     mcp.initialize("2025-11-25", capabilities=APPS_CAPABILITIES)
     before = CatalogVersion.current()
-    response = admin_client.post(ADD, UI_FORM)
+    response = root_client.post(ADD, UI_FORM)
     assert response.status_code == 302, response.context["adminform"].form.errors
     tool = Tool.objects.get(name="greet")
     assert tool.ui_resource_domains == ["https://*.cdn.example.com", "https://fonts.example.com"]
@@ -53,7 +46,7 @@ def test_an_admin_gives_a_tool_a_view_and_clients_get_it(admin_client: Client) -
     (item,) = mcp.call("resources/read", {"uri": "ui://tools/greet"})["contents"]
     assert UI_FORM["ui_template"] in item["text"]  # served as stored
     # The change page previews it in a sandboxed iframe with the CSP a host would build.
-    page = admin_client.get(f"{LIST}{tool.pk}/change/").content.decode()
+    page = root_client.get(f"{LIST}{tool.pk}/change/").content.decode()
     assert "data-mcp-ui-host" in page
     assert "mcp_tools/ui_host.js" in page  # the official AppBridge, bundled (static)
     config = json.loads(page.split('<script id="mcp-ui-config" type="application/json">')[1].split("</script>")[0])
@@ -68,7 +61,7 @@ def test_an_admin_gives_a_tool_a_view_and_clients_get_it(admin_client: Client) -
     assert "It may send what it receives to: <code>https://api.example.com</code>" in page
     assert tool.ui_tools == ["greet"]
     assert '"resourceUri": "ui://tools/greet"' in page.replace("&quot;", '"')  # the tools/list preview
-    document = admin_client.get(f"{LIST}{tool.pk}/ui/")
+    document = root_client.get(f"{LIST}{tool.pk}/ui/")
     assert document["Content-Type"] == "text/html; charset=utf-8"
     assert document.content.decode() == item["text"]
     csp = document["Content-Security-Policy"]
@@ -100,20 +93,20 @@ def _meta(item: dict[str, Any]) -> Any:
         ("ui_domain", "a b", "is not a host name"),
     ],
 )
-def test_the_ui_fields_refuse_bad_values(admin_client: Client, field: str, value: str, message: str) -> None:
+def test_the_ui_fields_refuse_bad_values(root_client: Client, field: str, value: str, message: str) -> None:
     data = {**UI_FORM, field: value}
     if field == "ui_template_name":
         data["ui_template"] = ""
-    response = admin_client.post(ADD, data)
+    response = root_client.post(ADD, data)
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
     assert message in " ".join(errors.get(field, [])), errors
 
 
-def test_try_it_feeds_the_view_and_its_calls_go_through_the_admin(admin_client: Client) -> None:
-    assert admin_client.post(ADD, UI_FORM).status_code == 302
+def test_try_it_feeds_the_view_and_its_calls_go_through_the_admin(root_client: Client) -> None:
+    assert root_client.post(ADD, UI_FORM).status_code == 302
     tool = Tool.objects.get(name="greet")
-    page = admin_client.post(f"{LIST}{tool.pk}/try/", {"arguments": '{"text": "x"}', "protocol_version": "2025-11-25"})
+    page = root_client.post(f"{LIST}{tool.pk}/try/", {"arguments": '{"text": "x"}', "protocol_version": "2025-11-25"})
     html = page.content.decode()
     assert "data-mcp-ui-host" in html
     config = json.loads(html.split('<script id="mcp-ui-config" type="application/json">')[1].split("</script>")[0])
@@ -123,27 +116,27 @@ def test_try_it_feeds_the_view_and_its_calls_go_through_the_admin(admin_client: 
     assert trial["arguments"] == {"text": "x"}
     assert trial["result"]["content"][0]["text"] == "hi x"
     # The preview host's tools/call: a Try it call, answered with the JSON-RPC response.
-    answer = admin_client.post(
+    answer = root_client.post(
         f"{LIST}{tool.pk}/ui/call/", {"name": "greet", "arguments": {"text": "y"}}, content_type="application/json"
     ).json()
     assert answer["result"]["content"][0]["text"] == "hi y"
-    refused = admin_client.post(f"{LIST}{tool.pk}/ui/call/", "[]", content_type="application/json")
+    refused = root_client.post(f"{LIST}{tool.pk}/ui/call/", "[]", content_type="application/json")
     assert refused.status_code == 400
-    assert admin_client.get(f"{LIST}{tool.pk}/ui/call/").status_code == 405
+    assert root_client.get(f"{LIST}{tool.pk}/ui/call/").status_code == 405
 
 
-def test_a_tool_without_a_view_has_no_preview(admin_client: Client) -> None:
-    assert admin_client.post(ADD, FORM).status_code == 302
+def test_a_tool_without_a_view_has_no_preview(root_client: Client) -> None:
+    assert root_client.post(ADD, FORM).status_code == 302
     tool = Tool.objects.get(name="greet")
-    assert admin_client.get(f"{LIST}{tool.pk}/ui/").status_code == 404
-    assert "data-mcp-ui-host" not in admin_client.get(f"{LIST}{tool.pk}/change/").content.decode()
+    assert root_client.get(f"{LIST}{tool.pk}/ui/").status_code == 404
+    assert "data-mcp-ui-host" not in root_client.get(f"{LIST}{tool.pk}/change/").content.decode()
 
 
-def test_a_view_that_calls_its_own_tool_follows_a_rename(admin_client: Client) -> None:
-    assert admin_client.post(ADD, UI_FORM).status_code == 302
+def test_a_view_that_calls_its_own_tool_follows_a_rename(root_client: Client) -> None:
+    assert root_client.post(ADD, UI_FORM).status_code == 302
     tool = Tool.objects.get(name="greet")
     assert tool.ui_tools == ["greet"]
-    response = admin_client.post(f"{LIST}{tool.pk}/change/", {**UI_FORM, "name": "hello"})
+    response = root_client.post(f"{LIST}{tool.pk}/change/", {**UI_FORM, "name": "hello"})
     assert response.status_code == 302, response.context["adminform"].form.errors
     tool.refresh_from_db()
     assert (tool.name, tool.ui_tools) == ("hello", ["hello"])

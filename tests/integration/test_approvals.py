@@ -26,7 +26,7 @@ from mcp_tools.asking import waiting
 from mcp_tools.models import ApprovalState, AuditEvent, McpApproval, McpTask, Tool
 from mcp_tools.registry import ToolKind, registry
 from mcp_tools.tasking.worker import execute
-from tests.mcp_client import MODERN, Mcp, modern_meta
+from tests.support.mcp_client import MODERN, Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
 
@@ -253,7 +253,7 @@ def _row(tool: Tool) -> McpApproval:
 
 
 @pytest.fixture
-def queued(settings: Any) -> Iterator[list[str]]:
+def enqueued_ids(settings: Any) -> Iterator[list[str]]:
     """Messages go to Celery's in-memory broker (nothing runs by itself); returns the ids sent."""
     from mcp_tools.tasking import service
     from project.celery import app
@@ -292,25 +292,25 @@ def _task(mcp: Mcp, version: str) -> str:
 
 @pytest.mark.parametrize("version", ["2025-11-25", MODERN])
 def test_an_approved_task_is_queued_then_and_runs(
-    mcp: Mcp, approver: User, queued: list[str], version: str, django_capture_on_commit_callbacks: Any
+    mcp: Mcp, approver: User, enqueued_ids: list[str], version: str, django_capture_on_commit_callbacks: Any
 ) -> None:
     task_id = _task(mcp, version)
     task = McpTask.objects.get(pk=task_id)
     row = _pending()
     assert (task.status, task.status_message) == ("working", f"Awaiting approval (call #{row.pk}).")
     assert row.task_id == task_id
-    assert queued == []  # held: not enqueued before the decision
+    assert enqueued_ids == []  # held: not enqueued before the decision
     with django_capture_on_commit_callbacks(execute=True):
         approvals.decide(row.pk, approve=True, user=approver)
-        assert queued == []  # once the decision commits
-    assert queued == [task_id]
+        assert enqueued_ids == []  # once the decision commits
+    assert enqueued_ids == [task_id]
     assert execute(task_id, McpTask.objects.get(pk=task_id).celery_id) == "completed"
     assert RUNS == [{"amount": 7}]
 
 
 @pytest.mark.parametrize(("version", "status"), [("2025-11-25", "failed"), (MODERN, "completed")])
 def test_a_rejected_task_ends_with_the_reason(
-    mcp: Mcp, approver: User, queued: list[str], version: str, status: str
+    mcp: Mcp, approver: User, enqueued_ids: list[str], version: str, status: str
 ) -> None:
     """T11-17: an isError result fails a 2025-11-25 task; TX-9: it completes an extension task."""
     task_id = _task(mcp, version)
@@ -318,7 +318,7 @@ def test_a_rejected_task_ends_with_the_reason(
     task = McpTask.objects.get(pk=task_id)
     assert task.status == status
     assert "rejected by approver: Not this month" in task.status_message
-    assert queued == []
+    assert enqueued_ids == []
     assert RUNS == []
     if version != MODERN:
         result = mcp.call("tasks/result", {"taskId": task_id})
@@ -326,7 +326,7 @@ def test_a_rejected_task_ends_with_the_reason(
         assert _text(result) == "The call of tool 'pay' was rejected by approver: Not this month"
 
 
-def test_an_undecided_task_expires_when_read_or_swept(mcp: Mcp, queued: list[str]) -> None:
+def test_an_undecided_task_expires_when_read_or_swept(mcp: Mcp, enqueued_ids: list[str]) -> None:
     first, second = _task(mcp, "2025-11-25"), _task(mcp, "2025-11-25")
     past = timedelta(seconds=301)
     McpApproval.objects.update(requested_at=F("requested_at") - past, expires_at=F("expires_at") - past)
@@ -336,18 +336,18 @@ def test_an_undecided_task_expires_when_read_or_swept(mcp: Mcp, queued: list[str
     assert approvals.expire_due() == 1  # the other one, as the beat task does
     assert McpTask.objects.get(pk=second).status == "failed"
     assert set(McpApproval.objects.values_list("state", flat=True)) == {"expired"}
-    assert queued == []
+    assert enqueued_ids == []
     assert RUNS == []
 
 
-def test_a_cancelled_held_task_cancels_its_approval(mcp: Mcp, approver: User, queued: list[str]) -> None:
+def test_a_cancelled_held_task_cancels_its_approval(mcp: Mcp, approver: User, enqueued_ids: list[str]) -> None:
     task_id = _task(mcp, "2025-11-25")
     mcp.call("tasks/cancel", {"taskId": task_id})
     row = McpApproval.objects.get()
     assert row.state == "cancelled"
     with pytest.raises(approvals.DecisionRefused, match="already cancelled"):
         approvals.decide(row.pk, approve=True, user=approver)
-    assert queued == []
+    assert enqueued_ids == []
 
 
 # --------------------------------------------------------------------------- the admin

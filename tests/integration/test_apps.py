@@ -13,7 +13,7 @@ import pytest
 from mcp_tools.models import CatalogVersion, Scope, Tool
 from mcp_tools.services import tools_fingerprint
 from mcp_tools.types import Principal
-from tests.mcp_client import APPS_CAPABILITIES, LEGACY, MODERN, Mcp, apps_meta, check_apps
+from tests.support.mcp_client import APPS_CAPABILITIES, LEGACY, MODERN, Mcp, apps_meta, check_apps
 
 ALL_VERSIONS = (*LEGACY, MODERN)
 WEATHER_UI = """<h1 data-mcp-tool="title">Weather</h1>

@@ -17,7 +17,7 @@ from django.db import connections
 
 from mcp_tools.asgi import McpFront
 from mcp_tools.transport import views
-from tests.mcp_client import MODERN, modern_meta
+from tests.support.mcp_client import MODERN, modern_meta
 
 pytestmark = pytest.mark.anyio
 
@@ -352,7 +352,7 @@ async def test_a_cancelled_lifespan_still_writes_the_buffered_audit_rows(setting
     and cancels the lifespan as its loop ends; the front writes the rows then and ends without
     raising (raising, uvicorn logged "ASGI 'lifespan' protocol appears unsupported")."""
     from mcp_tools.models import AuditEvent
-    from tests.audit_rows import record_echo
+    from tests.support.audit_rows import record_echo
 
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 1000, "AUDIT_FLUSH_SECONDS": 600}
     started = asyncio.Event()

@@ -19,7 +19,7 @@ from mcp_tools.asking import StreamAsker, record_answer
 from mcp_tools.exceptions import InputUnavailable, ToolCancelled
 from mcp_tools.models import McpHandle, McpPendingInput, McpSession, Tool
 from mcp_tools.registry import ToolKind, registry
-from tests.mcp_client import MODERN, Mcp, modern_meta
+from tests.support.mcp_client import MODERN, Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
 

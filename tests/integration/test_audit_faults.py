@@ -21,7 +21,7 @@ from django.db import OperationalError, connection, transaction
 
 from mcp_tools import audit
 from mcp_tools.models import AuditEvent
-from tests.audit_rows import record_echo
+from tests.support.audit_rows import record_echo
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -19,7 +19,7 @@ from mcp_tools.exceptions import ToolCancelled
 from mcp_tools.models import Tool
 from mcp_tools.registry import registry
 from mcp_tools.types import ANONYMOUS, ToolContext
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 
@@ -125,16 +125,6 @@ def test_called_as_a_task_it_runs_in_the_tasks_worker(mcp: Mcp) -> None:
     task_id = created["task"]["taskId"]
     result = mcp.call("tasks/result", {"taskId": task_id})
     assert result["structuredContent"] == {"words": 3, "distinct": 2, "top": ["x", "y"]}
-
-
-@pytest.fixture
-def queued() -> Any:
-    """Messages wait in Celery's in-memory broker (no worker consumes them)."""
-    from project.celery import app
-
-    app.conf.task_always_eager = False
-    yield
-    app.conf.task_always_eager = True
 
 
 def test_a_plain_call_waits_at_most_its_timeout(mcp: Mcp, queued: None) -> None:

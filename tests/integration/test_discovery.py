@@ -1,7 +1,7 @@
 """Progressive discovery (issue 36): the entry set in tools/list, search_tools and describe_tools,
 the mode per site, per OAuth client and by size, and what stays the same when the mode is off.
 
-Every server message goes through the schema-checking client (tests/mcp_client.py), for each
+Every server message goes through the schema-checking client (tests/support/mcp_client.py), for each
 revision where it matters (T-2, T-3, T-10)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from mcp_tools.protocol.shaping import shape_tool
 from mcp_tools.protocol.versions import get_revision
 from mcp_tools.services import tools_fingerprint
 from mcp_tools.types import ANONYMOUS
-from tests.mcp_client import LEGACY, MODERN, Mcp
+from tests.support.mcp_client import LEGACY, MODERN, Mcp
 
 pytestmark = pytest.mark.django_db
 
@@ -263,7 +263,7 @@ def test_a_search_costs_a_constant_number_of_queries(mcp: Mcp, on: None) -> None
 
 def test_mode_per_oauth_client(mcp: Mcp, settings: Any) -> None:
     """DISCOVERY_CLIENTS turns the mode on for one application (and off for another)."""
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.support.auth.HeaderAuthBackend"}
     catalog = get_catalog()
     visible = get_auth_backend().can_see
     grant = ANONYMOUS.__class__

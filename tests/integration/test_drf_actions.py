@@ -23,7 +23,7 @@ from mcp_tools.types import Principal
 from tests.drfapp.models import Specimen
 from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
 from tests.integration.test_asking import ELICITS, call
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db]
 

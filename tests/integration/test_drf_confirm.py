@@ -16,7 +16,7 @@ from mcp_tools.contrib.drf.models import ToolsetDefinition
 from tests.drfapp.models import Specimen
 from tests.drfapp.testing import make_user, perms, synced  # noqa: F401
 from tests.integration.test_asking import ELICITS, call
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 
@@ -24,7 +24,7 @@ SAM = "sam *"
 
 
 @pytest.fixture
-def sam(client: Any) -> Mcp:
+def sam_mcp(client: Any) -> Mcp:
     make_user("sam", *perms("specimen"))
     return Mcp(client).modern()
 
@@ -58,13 +58,13 @@ def _asked(mcp: Mcp, row: Model) -> dict[str, Any]:
     return {"key": key, "state": result["requestState"]}
 
 
-def test_ask_by_default_deletes_once_the_user_accepts(sam: Mcp) -> None:
+def test_ask_by_default_deletes_once_the_user_accepts(sam_mcp: Mcp) -> None:
     """T-D1 with a destructive tool: the question names what will be deleted; the accepted retry deletes it."""
     assert compiled_for("drfapp.SpecimenTools").toolset.confirm_destructive == "ask"
     row = Specimen.objects.create(char="Doomed")
-    asked = _asked(sam, row)
+    asked = _asked(sam_mcp, row)
     answer = {asked["key"]: {"action": "accept", "content": {"confirm": True}}}
-    done = _delete(sam, row.pk, capabilities=ELICITS, state=asked["state"], responses=answer)
+    done = _delete(sam_mcp, row.pk, capabilities=ELICITS, state=asked["state"], responses=answer)
     assert done.get("isError") is not True, done
     assert done["structuredContent"] == {"deleted": True, "id": row.pk}
     assert not Specimen.objects.filter(pk=row.pk).exists()
@@ -78,10 +78,10 @@ def test_ask_by_default_deletes_once_the_user_accepts(sam: Mcp) -> None:
         ({"action": "accept", "content": {"confirm": False}}, "did not confirm"),
     ],
 )
-def test_a_declined_confirmation_deletes_nothing(sam: Mcp, answer: dict[str, Any], how: str) -> None:
+def test_a_declined_confirmation_deletes_nothing(sam_mcp: Mcp, answer: dict[str, Any], how: str) -> None:
     row = Specimen.objects.create(char="Doomed")
-    asked = _asked(sam, row)
-    refused = _delete(sam, row.pk, capabilities=ELICITS, state=asked["state"], responses={asked["key"]: answer})
+    asked = _asked(sam_mcp, row)
+    refused = _delete(sam_mcp, row.pk, capabilities=ELICITS, state=asked["state"], responses={asked["key"]: answer})
     assert refused["isError"] is True
     assert refused["content"][0]["text"] == (
         f"Nothing was deleted: the user {how} the confirmation to delete the specimen 'Doomed' (id {row.pk})."
@@ -89,32 +89,32 @@ def test_a_declined_confirmation_deletes_nothing(sam: Mcp, answer: dict[str, Any
     assert Specimen.objects.filter(pk=row.pk).exists()
 
 
-def test_ask_proceeds_when_the_client_cannot_answer(sam: Mcp) -> None:
+def test_ask_proceeds_when_the_client_cannot_answer(sam_mcp: Mcp) -> None:
     row = Specimen.objects.create(char="Doomed")
-    assert _delete(sam, row.pk)["structuredContent"] == {"deleted": True, "id": row.pk}
+    assert _delete(sam_mcp, row.pk)["structuredContent"] == {"deleted": True, "id": row.pk}
 
 
 @pytest.mark.parametrize("mode", ["require"], indirect=True)
-def test_require_refuses_a_client_that_cannot_answer(sam: Mcp, mode: str) -> None:
+def test_require_refuses_a_client_that_cannot_answer(sam_mcp: Mcp, mode: str) -> None:
     row = Specimen.objects.create(char="Doomed")
-    refused = _delete(sam, row.pk)
+    refused = _delete(sam_mcp, row.pk)
     assert refused["isError"] is True
     text = refused["content"][0]["text"]
     assert text.startswith("Nothing was deleted: this toolset requires the user to confirm, and this client cannot ask")
     assert "elicitation" in text
     assert Specimen.objects.filter(pk=row.pk).exists()
     # The same toolset asks a client that can answer.
-    _asked(sam, row)
+    _asked(sam_mcp, row)
 
 
 @pytest.mark.parametrize("mode", ["never"], indirect=True)
-def test_never_deletes_without_asking(sam: Mcp, mode: str) -> None:
+def test_never_deletes_without_asking(sam_mcp: Mcp, mode: str) -> None:
     row = Specimen.objects.create(char="Doomed")
-    assert _delete(sam, row.pk, capabilities=ELICITS)["structuredContent"] == {"deleted": True, "id": row.pk}
+    assert _delete(sam_mcp, row.pk, capabilities=ELICITS)["structuredContent"] == {"deleted": True, "id": row.pk}
 
 
-def test_a_row_the_caller_cannot_reach_is_refused_before_any_question(sam: Mcp) -> None:
-    refused = _delete(sam, 999_999, capabilities=ELICITS)
+def test_a_row_the_caller_cannot_reach_is_refused_before_any_question(sam_mcp: Mcp) -> None:
+    refused = _delete(sam_mcp, 999_999, capabilities=ELICITS)
     assert refused["isError"] is True
     assert refused["content"][0]["text"] == "No specimen with id 999999."
 

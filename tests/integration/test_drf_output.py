@@ -24,7 +24,7 @@ from mcp_tools.types import Principal
 from tests.drfapp.models import Kind, Specimen
 from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
 from tests.integration.test_drf_toolsets import _full_specimen, media  # noqa: F401
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db]
 

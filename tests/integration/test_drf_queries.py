@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 
 
 @pytest.fixture
-def sam(client: Any) -> Caller:
+def sam_caller(client: Any) -> Caller:
     make_user("sam", *perms("specimen"))
     return Caller(client, "sam")
 
@@ -101,20 +101,20 @@ def _every_page(caller: Caller, tool: str, arguments: dict[str, Any], between: A
     ],
 )
 def test_each_operator_selects_the_rows_it_names(
-    sam: Caller, rows: list[Specimen], condition: dict[str, Any], expected: Any
+    sam_caller: Caller, rows: list[Specimen], condition: dict[str, Any], expected: Any
 ) -> None:
     if "kinds" in condition:
         condition = {"kinds": {"exact": Kind.objects.get(name="blue").pk}}
-    got = [row["char"] for row in _every_page(sam, "list_specimen", {"filter": condition, "limit": 7})]
+    got = [row["char"] for row in _every_page(sam_caller, "list_specimen", {"filter": condition, "limit": 7})]
     assert got == sorted(s.char for s in rows if expected(s))
     assert len(got) == len(set(got))  # a to-many filter never repeats a row
 
 
-def test_search_needs_every_word_in_some_declared_field(sam: Caller, rows: list[Specimen]) -> None:
-    found = _chars(sam.ok("list_specimen", {"search": "NEEDLE text", "limit": 50}))
+def test_search_needs_every_word_in_some_declared_field(sam_caller: Caller, rows: list[Specimen]) -> None:
+    found = _chars(sam_caller.ok("list_specimen", {"search": "NEEDLE text", "limit": 50}))
     assert found == [s.char for s in rows if "needle" in s.text]
     # "blu" is in the name of the related kind (kind__name, a path only the toolset may name).
-    found = _chars(sam.ok("list_specimen", {"search": "item 1 blu", "limit": 50}))
+    found = _chars(sam_caller.ok("list_specimen", {"search": "item 1 blu", "limit": 50}))
     assert found == ["item 10", "item 14", "item 16"]
 
 
@@ -123,9 +123,9 @@ def test_search_needs_every_word_in_some_declared_field(sam: Caller, rows: list[
     [["integer"], ["-integer"], ["date"], ["-date", "char"], ["floating", "-decimal"], ["-kind"], ["size", "-time"]],
 )
 def test_paging_returns_each_row_once_in_order_for_any_ordering(
-    sam: Caller, rows: list[Specimen], order_by: list[str]
+    sam_caller: Caller, rows: list[Specimen], order_by: list[str]
 ) -> None:
-    seen = _every_page(sam, "list_specimen", {"order_by": order_by, "limit": 4})
+    seen = _every_page(sam_caller, "list_specimen", {"order_by": order_by, "limit": 4})
     assert sorted(row["id"] for row in seen) == sorted(s.pk for s in rows)
     first = order_by[0].lstrip("-")
     values = [row[first] for row in seen]
@@ -134,7 +134,7 @@ def test_paging_returns_each_row_once_in_order_for_any_ordering(
     assert present == sorted(present, reverse=order_by[0].startswith("-"))
 
 
-def test_rows_inserted_between_pages_never_repeat_or_hide_a_row(sam: Caller, rows: list[Specimen]) -> None:
+def test_rows_inserted_between_pages_never_repeat_or_hide_a_row(sam_caller: Caller, rows: list[Specimen]) -> None:
     inserted: list[int] = []
 
     def insert(page_number: int) -> None:
@@ -142,19 +142,19 @@ def test_rows_inserted_between_pages_never_repeat_or_hide_a_row(sam: Caller, row
             made = Specimen.objects.create(char=f"new {page_number}-{j}", integer=[-100, 0, 100][j])
             inserted.append(made.pk)
 
-    seen = _every_page(sam, "list_specimen", {"order_by": ["integer"], "limit": 5}, between=insert)
+    seen = _every_page(sam_caller, "list_specimen", {"order_by": ["integer"], "limit": 5}, between=insert)
     ids = [row["id"] for row in seen]
     assert len(ids) == len(set(ids))
     assert {s.pk for s in rows} <= set(ids)  # every row that existed at the start, exactly once
     assert set(ids) - {s.pk for s in rows} <= set(inserted)
 
 
-def test_total_and_limit(sam: Caller, rows: list[Specimen]) -> None:
-    page = sam.ok("list_specimen", {"filter": {"colour": {"exact": "green"}}, "limit": 3, "include_total": True})
+def test_total_and_limit(sam_caller: Caller, rows: list[Specimen]) -> None:
+    page = sam_caller.ok("list_specimen", {"filter": {"colour": {"exact": "green"}}, "limit": 3, "include_total": True})
     assert page["total"] == 10
     assert len(page["items"]) == 3
-    assert len(sam.ok("list_specimen")["items"]) == 10  # the toolset's page_size
-    assert "limit" in sam.refused("list_specimen", {"limit": 51})  # max_page_size 50
+    assert len(sam_caller.ok("list_specimen")["items"]) == 10  # the toolset's page_size
+    assert "limit" in sam_caller.refused("list_specimen", {"limit": 51})  # max_page_size 50
 
 
 # --------------------------------------------------------------------------- a hostile caller
@@ -176,9 +176,9 @@ def test_total_and_limit(sam: Caller, rows: list[Specimen]) -> None:
     ],
 )
 def test_the_input_schema_refuses_what_is_outside_the_allowlists(
-    sam: Caller, arguments: dict[str, Any], words: str
+    sam_caller: Caller, arguments: dict[str, Any], words: str
 ) -> None:
-    message = sam.refused("list_specimen", arguments)
+    message = sam_caller.refused("list_specimen", arguments)
     assert message.startswith("Invalid arguments for tool 'list_specimen'")
     assert words in message
 
@@ -233,14 +233,16 @@ def test_the_handler_refuses_the_same_without_the_schema(arguments: dict[str, An
     assert str(info.value).startswith(message), str(info.value)
 
 
-def test_a_cursor_is_bound_to_its_tool_query_and_caller(client: Any, sam: Caller, rows: list[Specimen]) -> None:
-    page = sam.ok("list_specimen", {"order_by": ["integer"], "limit": 2})
+def test_a_cursor_is_bound_to_its_tool_query_and_caller(client: Any, sam_caller: Caller, rows: list[Specimen]) -> None:
+    page = sam_caller.ok("list_specimen", {"order_by": ["integer"], "limit": 2})
     cursor = page["next_cursor"]
     assert cursor
-    assert sam.ok("list_specimen", {"order_by": ["integer"], "limit": 2, "cursor": cursor})["items"]
+    assert sam_caller.ok("list_specimen", {"order_by": ["integer"], "limit": 2, "cursor": cursor})["items"]
     tampered = cursor[:-3] + ("AAA" if not cursor.endswith("AAA") else "BBB")
-    assert sam.refused("list_specimen", {"order_by": ["integer"], "cursor": tampered}).startswith("Invalid cursor")
-    assert sam.refused("list_specimen", {"order_by": ["-integer"], "cursor": cursor}).startswith(
+    assert sam_caller.refused("list_specimen", {"order_by": ["integer"], "cursor": tampered}).startswith(
+        "Invalid cursor"
+    )
+    assert sam_caller.refused("list_specimen", {"order_by": ["-integer"], "cursor": cursor}).startswith(
         "This cursor belongs to another query"
     )
     make_user("eve", *perms("specimen"))
@@ -264,21 +266,21 @@ def test_older_revisions_get_invalid_arguments_as_a_protocol_error(client: Any, 
 # --------------------------------------------------------------------------- aggregates
 
 
-def test_aggregates_count_sum_average_and_extremes_by_group(sam: Caller, rows: list[Specimen]) -> None:
-    totals = sam.ok("aggregate_specimen", {"sum": ["integer", "decimal"], "avg": ["integer"], "max": ["date"]})
+def test_aggregates_count_sum_average_and_extremes_by_group(sam_caller: Caller, rows: list[Specimen]) -> None:
+    totals = sam_caller.ok("aggregate_specimen", {"sum": ["integer", "decimal"], "avg": ["integer"], "max": ["date"]})
     assert totals["groups"] == [
         {"count": 30, "sum_integer": 135, "avg_integer": 4.5, "sum_decimal": "108.75", "max_date": "2024-01-09"}
     ]
-    by_colour = sam.ok(
+    by_colour = sam_caller.ok(
         "aggregate_specimen", {"group_by": "colour", "min": ["integer"], "filter": {"integer": {"lt": 10}}}
     )
     assert by_colour["groups"] == [
         {"group": "green", "count": 7, "min_integer": -10},
         {"group": "red", "count": 13, "min_integer": -9},
     ]
-    by_size = sam.ok("aggregate_specimen", {"group_by": "size"})["groups"]
+    by_size = sam_caller.ok("aggregate_specimen", {"group_by": "size"})["groups"]
     assert [g["group"] for g in by_size] == [1, 2, None]  # NULL is a group too, last
-    assert sam.refused("aggregate_specimen", {"sum": ["char"]}).endswith(
+    assert sam_caller.refused("aggregate_specimen", {"sum": ["char"]}).endswith(
         "'char' is not one of ['integer', 'decimal', 'floating', 'big', 'doubled']"
     )
     user = User.objects.get(username="sam")
@@ -341,14 +343,14 @@ def _reads_and_a_write(endless: str) -> None:
     assert not connection.in_atomic_block
 
 
-def test_a_slow_list_is_an_error_result(sam: Caller, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_slow_list_is_an_error_result(sam_caller: Caller, monkeypatch: pytest.MonkeyPatch) -> None:
     from mcp_tools.contrib.drf.compiled import compiled_for
 
     # PostgreSQL's shortest timeout is 1 ms, and its scan of 2,000 rows of "hay" took 0.75 to
     # 0.87 ms here: the search sometimes finished first. 1,000 characters a row take it ~12 ms.
     Specimen.objects.bulk_create([Specimen(char=f"row {i}", text="hay " * 250) for i in range(2000)])
     monkeypatch.setattr(compiled_for("drfapp.SpecimenTools").toolset, "query_timeout", 1e-9)
-    assert "The query ran longer than" in sam.refused("list_specimen", {"search": "needle"})
+    assert "The query ran longer than" in sam_caller.refused("list_specimen", {"search": "needle"})
 
 
 def _books_page_queries(client: Any, books: int) -> tuple[int, int]:

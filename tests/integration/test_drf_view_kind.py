@@ -20,7 +20,7 @@ from mcp_tools.models import Tool
 from mcp_tools.registry import registry
 from project.library.models import Author, Book
 from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401 - a fixture
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 

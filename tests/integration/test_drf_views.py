@@ -14,12 +14,12 @@ from django.core.management import call_command
 from mcp_tools.contrib.drf import ModelToolset
 from mcp_tools.models import Tool
 from tests.drfapp.models import Specimen
-from tests.mcp_client import APPS_CAPABILITIES, Mcp, check_apps
+from tests.support.mcp_client import APPS_CAPABILITIES, Mcp, check_apps
 
 
 @pytest.fixture
-def library(client: Any, settings: Any, db: None) -> Mcp:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.UserHeaderBackend"}
+def library_mcp(client: Any, settings: Any, db: None) -> Mcp:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.support.auth.UserHeaderBackend"}
     get_user_model().objects.create_superuser("root", "root@example.com", "pw")
     call_command("seed_library", "--books", "12", stdout=io.StringIO())
     call_command("mcp_sync_toolsets", stdout=io.StringIO())
@@ -29,28 +29,28 @@ def library(client: Any, settings: Any, db: None) -> Mcp:
     return mcp
 
 
-def test_the_book_toolset_gets_generated_views(library: Mcp) -> None:
-    tools = {t["name"]: t for t in library.call("tools/list")["tools"]}
+def test_the_book_toolset_gets_generated_views(library_mcp: Mcp) -> None:
+    tools = {t["name"]: t for t in library_mcp.call("tools/list")["tools"]}
     views = {name: t["_meta"]["ui"]["resourceUri"] for name, t in tools.items() if "_meta" in t}
     assert views == {name: f"ui://tools/{name}" for name in ("list_book", "get_book", "create_book", "update_book")}
     for name in views:
         check_apps("McpUiToolMeta", tools[name]["_meta"]["ui"])
     assert Tool.objects.get(name="list_book").ui_template_name == "mcp_tools/drf/ui/list.html"
-    (item,) = library.call("resources/read", {"uri": "ui://tools/list_book"})["contents"]
+    (item,) = library_mcp.call("resources/read", {"uri": "ui://tools/list_book"})["contents"]
     check_apps("UiResourceContents", item)
     html = item["text"]
     assert 'window.mcpViews["list"](' in html
     assert '<script id="mcp-tool" type="application/json">' in html
     assert '"order_by"' in html  # the schemas the view is built from
-    (form,) = library.call("resources/read", {"uri": "ui://tools/create_book"})["contents"]
+    (form,) = library_mcp.call("resources/read", {"uri": "ui://tools/create_book"})["contents"]
     assert 'window.mcpViews["form"](' in form["text"]
     # The text fallback is unchanged: the view only reads structuredContent.
-    result = library.call("tools/call", {"name": "list_book", "arguments": {"limit": 5}})
+    result = library_mcp.call("tools/call", {"name": "list_book", "arguments": {"limit": 5}})
     assert len(result["structuredContent"]["items"]) == 5
     assert result["content"][0]["type"] == "text"
 
 
-def test_a_view_written_in_the_admin_replaces_the_generated_one(library: Mcp) -> None:
+def test_a_view_written_in_the_admin_replaces_the_generated_one(library_mcp: Mcp) -> None:
     tool = Tool.objects.get(name="get_book")
     tool.ui_template_name = ""
     tool.ui_template = "<p>mine</p>"
@@ -61,7 +61,7 @@ def test_a_view_written_in_the_admin_replaces_the_generated_one(library: Mcp) ->
     assert (tool.ui_template, tool.ui_template_name) == ("<p>mine</p>", "")
 
 
-def test_the_generated_views_declare_the_tool_they_call(library: Mcp) -> None:
+def test_the_generated_views_declare_the_tool_they_call(library_mcp: Mcp) -> None:
     """Issue 32: a view calls only the tools it declares. The list and form views call their own
     tool again (a page, a save): the sync declares it, under the row's name if an admin renamed it."""
     names = ["list_book", "get_book", "create_book", "update_book", "delete_book"]

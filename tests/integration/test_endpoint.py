@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from mcp_tools.models import CatalogVersion, McpSession, Tool
-from tests.mcp_client import LEGACY, MODERN, Mcp, check_message, modern_meta
+from tests.support.mcp_client import LEGACY, MODERN, Mcp, check_message, modern_meta
 
 ALL_VERSIONS = (*LEGACY, MODERN)
 JSON_HEADERS = {"Accept": "application/json, text/event-stream"}

@@ -90,11 +90,6 @@ def test_what_explain_calls_visible_is_what_the_endpoint_lists(
 # --------------------------------------------------------------------------- OAuth grants
 
 
-@pytest.fixture
-def oauth(settings: Any, demo_tools: None) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
-
-
 @pytest.mark.usefixtures("oauth")
 def test_a_real_token_is_explained_as_the_endpoint_sees_it(client: Any) -> None:
     alice = User.objects.create_user("alice")

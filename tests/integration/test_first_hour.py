@@ -16,7 +16,7 @@ from mcp_tools.models import McpTask
 from mcp_tools.tasking import WAITING_FOR_WORKER
 from tests.drfapp.models import Kind
 from tests.drfapp.testing import synced  # noqa: F401
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db]
 
@@ -62,16 +62,6 @@ def test_a_forgotten_sync_is_logged_once_by_a_development_server_reading_its_fir
 
 
 # --------------------------------------------------------------------------- tasks no worker runs
-
-
-@pytest.fixture
-def queued() -> Iterator[None]:
-    """Task messages go to Celery's in-memory broker, where no worker takes them."""
-    from project.celery import app
-
-    app.conf.task_always_eager = False
-    yield
-    app.conf.task_always_eager = True
 
 
 def _database_checks() -> list[Any]:

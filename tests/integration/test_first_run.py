@@ -16,7 +16,7 @@ from django.utils import timezone
 from mcp_tools.contrib.drf.models import ToolsetDefinition
 from mcp_tools.models import AuditEvent, McpApproval, McpHandle, McpSession, McpTask, Scope, StreamStats, Tool
 from tests.drfapp.models import Specimen
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 

@@ -22,7 +22,7 @@ from mcp_tools.handles.store import HandleStore
 from mcp_tools.models import McpHandle, Tool
 from mcp_tools.types import Principal
 from project.demo.baskets import BASKET
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 

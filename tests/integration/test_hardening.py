@@ -11,7 +11,7 @@ import pytest
 from mcp_tools import cancel
 from mcp_tools.cancel import CancelFlag
 from mcp_tools.models import AuditEvent, Scope, Tool
-from tests.mcp_client import LEGACY, MODERN, Mcp, check_message
+from tests.support.mcp_client import LEGACY, MODERN, Mcp, check_message
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +84,7 @@ def test_huge_request_ids_never_become_cache_keys(mcp: Mcp, request_id: Any) -> 
 
 @pytest.fixture
 def step_up_auth(settings: Any) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.StepUpHeaderBackend"}
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.support.auth.StepUpHeaderBackend"}
 
 
 def test_a_batch_is_refused_whole_before_any_item_runs(mcp: Mcp, step_up_auth: None) -> None:
@@ -117,7 +117,7 @@ def test_an_open_endpoint_is_reported_when_debug_is_off(settings: Any) -> None:
     settings.DEBUG = True
     assert check_open_endpoint() == []
     settings.DEBUG = False
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend"}
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.support.auth.HeaderAuthBackend"}
     assert check_open_endpoint() == []
 
 

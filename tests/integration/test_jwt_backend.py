@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 
 from mcp_tools.models import AuditEvent
 from tests.integration.test_oauth import auth_params
-from tests.mcp_client import Mcp, modern_meta
+from tests.support.mcp_client import Mcp, modern_meta
 
 ISSUER = "https://idp.example/realms/demo"
 RESOURCE = "http://testserver/mcp"

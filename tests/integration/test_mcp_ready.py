@@ -13,11 +13,6 @@ from oauth2_provider.models import Application
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def oauth(settings: Any, demo_tools: None) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
-
-
 def _ready(*args: str) -> tuple[str, str]:
     out = io.StringIO()
     try:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.db import transaction
 
 from mcp_tools.auth import BaseAuthBackend
@@ -42,22 +40,17 @@ def recording(settings: Any) -> Iterator[list[str]]:
     backends.reset()
 
 
-@pytest.fixture
-def tools(db: None) -> None:
-    call_command("load_demo_tools", stdout=io.StringIO())
-
-
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_save_outside_a_transaction_publishes_once(tools: None, recording: list[str]) -> None:
+def test_save_outside_a_transaction_publishes_once(demo_tools: None, recording: list[str]) -> None:
     tool = Tool.objects.get(name="echo")
     tool.description = "changed"
     tool.save()
     assert recording == ["catalog"]
 
 
-def test_a_change_outside_a_transaction_publishes_the_new_version(tools: None, recording: list[str]) -> None:
+def test_a_change_outside_a_transaction_publishes_the_new_version(demo_tools: None, recording: list[str]) -> None:
     """The admin's enable/disable actions (a queryset update, which bumps) run with no
     transaction around them: the publication must come after the bump, or listeners re-read the
     old version."""
@@ -67,7 +60,7 @@ def test_a_change_outside_a_transaction_publishes_the_new_version(tools: None, r
     assert RecordingNotifier.versions == [before + 1]
 
 
-def test_rolled_back_change_publishes_nothing(tools: None, recording: list[str]) -> None:
+def test_rolled_back_change_publishes_nothing(demo_tools: None, recording: list[str]) -> None:
     with transaction.atomic():
         tool = Tool.objects.get(name="echo")
         tool.enabled = False
@@ -78,7 +71,7 @@ def test_rolled_back_change_publishes_nothing(tools: None, recording: list[str])
     assert Tool.objects.get(name="echo").enabled
 
 
-def test_rolled_back_savepoint_keeps_the_outer_change(tools: None, recording: list[str]) -> None:
+def test_rolled_back_savepoint_keeps_the_outer_change(demo_tools: None, recording: list[str]) -> None:
     with transaction.atomic():
         try:
             with transaction.atomic():
@@ -90,7 +83,7 @@ def test_rolled_back_savepoint_keeps_the_outer_change(tools: None, recording: li
     assert recording == ["catalog"]
 
 
-def test_500_changes_in_one_transaction_publish_once(tools: None, recording: list[str]) -> None:
+def test_500_changes_in_one_transaction_publish_once(demo_tools: None, recording: list[str]) -> None:
     with transaction.atomic():
         for i in range(500):
             Tool.objects.create(name=f"bulk_{i:03d}", handler_key="demo.echo", input_schema={"type": "object"})
@@ -104,7 +97,7 @@ class NamedScopes(BaseAuthBackend):
         return tool.name in (principal.scopes or ())
 
 
-def test_fingerprint_moves_only_for_principals_who_see_the_change(tools: None) -> None:
+def test_fingerprint_moves_only_for_principals_who_see_the_change(demo_tools: None) -> None:
     backend = NamedScopes()
     alice = Principal("user:alice", scopes=frozenset({"echo", "add"}))
     carol = Principal("user:carol", scopes=frozenset({"get_weather"}))
@@ -129,7 +122,7 @@ def test_open_streams_are_bounded_per_principal(settings: Any) -> None:
     assert acquire_stream_slot(alice)
 
 
-def test_a_rebuild_reuses_unchanged_tools_and_their_validators(tools: None) -> None:
+def test_a_rebuild_reuses_unchanged_tools_and_their_validators(demo_tools: None) -> None:
     """Validators are compiled once per tool version: a catalog change recompiles only what changed."""
     before = get_catalog()
     echo_validator = before.by_name["echo"].input_validator
@@ -143,7 +136,7 @@ def test_a_rebuild_reuses_unchanged_tools_and_their_validators(tools: None) -> N
     assert after.by_name["add"] is not before.by_name["add"]
 
 
-def test_a_changed_scope_implication_reaches_an_open_listener(tools: None) -> None:
+def test_a_changed_scope_implication_reaches_an_open_listener(demo_tools: None) -> None:
     """Issue 4: a scope's implications changed -> the listeners whose visible tools changed hear
     it, although their token (its granted scopes) stays the same."""
     from mcp_tools.models import Scope

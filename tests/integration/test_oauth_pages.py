@@ -26,16 +26,6 @@ pytestmark = pytest.mark.django_db
 RESOURCE = "http://testserver/mcp"
 
 
-@pytest.fixture
-def oauth(settings: Any, demo_tools: None) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
-
-
-@pytest.fixture
-def alice(db: None) -> User:
-    return User.objects.create_user("alice", password="pw-alice")
-
-
 def _app(redirect: str = "http://127.0.0.1/cb", **extra: Any) -> Application:
     return Application.objects.create(
         name=extra.pop("name", "Notes helper"),

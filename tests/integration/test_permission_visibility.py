@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from mcp_tools import catalog as catalog_module
 from mcp_tools.models import Tool
 from mcp_tools.registry import ToolKind, registry
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,7 @@ def kind() -> Iterator[ToolKind]:
 
 
 @pytest.fixture
-def tools(kind: ToolKind) -> None:
+def perm_tools(kind: ToolKind) -> None:
     for name, perm in (("p_view", "drfapp.view_kind"), ("p_add", "drfapp.add_kind"), ("open", "")):
         tool = Tool(name=name, handler_key=KEY, handler_config={"perm": perm} if perm else {})
         tool.full_clean()
@@ -89,7 +89,7 @@ def test_schemas_are_derived_from_the_config_when_the_row_is_cleaned(kind: ToolK
     assert info.value.message_dict["handler_config"] == ["No such thing as 'broken'."]
 
 
-def test_each_user_sees_the_tools_their_permissions_allow(client: Any, tools: None, users: None) -> None:
+def test_each_user_sees_the_tools_their_permissions_allow(client: Any, perm_tools: None, users: None) -> None:
     assert _names(client, "alice") == ["open", "p_view"]
     assert _names(client, "carol") == ["open", "p_view"]
     assert _names(client, "bob") == ["open"]
@@ -97,7 +97,7 @@ def test_each_user_sees_the_tools_their_permissions_allow(client: Any, tools: No
     assert _names(client, "nobody") == ["open"]  # no user: no permissions
 
 
-def test_a_tool_the_user_may_not_use_answers_like_an_unknown_tool(client: Any, tools: None, users: None) -> None:
+def test_a_tool_the_user_may_not_use_answers_like_an_unknown_tool(client: Any, perm_tools: None, users: None) -> None:
     mcp = Mcp(client).modern()
     mcp.default_headers = {"X-Test-User": "alice *"}
     _, message, _ = mcp.request("tools/call", {"name": "p_add", "arguments": {}})
@@ -107,7 +107,7 @@ def test_a_tool_the_user_may_not_use_answers_like_an_unknown_tool(client: Any, t
 
 
 def test_views_are_shared_by_users_with_the_same_scopes_and_relevant_permissions(
-    client: Any, tools: None, users: None
+    client: Any, perm_tools: None, users: None
 ) -> None:
     """carol holds one permission more than alice, but none that a tool requires: one view."""
     _names(client, "alice")
@@ -118,7 +118,7 @@ def test_views_are_shared_by_users_with_the_same_scopes_and_relevant_permissions
     assert sorted(k.split("\0")[1] for k in keys) == ["", "drfapp.view_kind"]
 
 
-def test_a_granted_permission_shows_on_the_next_request(client: Any, tools: None, users: None) -> None:
+def test_a_granted_permission_shows_on_the_next_request(client: Any, perm_tools: None, users: None) -> None:
     assert _names(client, "bob") == ["open"]
     bob = User.objects.get(username="bob")
     bob.user_permissions.add(Permission.objects.get(codename="add_kind"))

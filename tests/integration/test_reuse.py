@@ -20,9 +20,7 @@ from mcp_tools import catalog, freshness
 from mcp_tools.auth import tokens
 from mcp_tools.models import CatalogVersion, Tool
 from mcp_tools.notify import backends, watch
-from tests.integration.test_oauth import alice, authed, make_token, names
-
-__all__ = ["alice"]  # the fixture, shared with test_oauth
+from tests.integration.test_oauth import authed, make_token, names
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

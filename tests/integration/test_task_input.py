@@ -23,7 +23,7 @@ from mcp_tools.asking import waiting
 from mcp_tools.models import McpPendingInput, McpTask, Tool
 from mcp_tools.registry import ToolKind, registry
 from mcp_tools.tasking.worker import execute
-from tests.mcp_client import Mcp, modern_meta
+from tests.support.mcp_client import Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
 
@@ -325,7 +325,7 @@ def test_what_a_tasks_result_stream_sends_at_each_look(mcp: Mcp, asking_tools: l
 
     from mcp_tools.tasking import ResultWatch, StillWorking
     from mcp_tools.tasking.service import terminal_or_wait
-    from tests.mcp_client import check_message
+    from tests.support.mcp_client import check_message
 
     _legacy(mcp, {"elicitation": {}})
     task_id = _create(mcp, "task_confirm")

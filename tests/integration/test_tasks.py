@@ -9,7 +9,6 @@ exercised in tests/e2e/test_tasks_worker.py.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +20,7 @@ from mcp_tools.models import AuditEvent, McpTask, Tool
 from mcp_tools.models.task_rows import sources_of
 from mcp_tools.protocol import task_wire as wire
 from mcp_tools.tasking.worker import WORKER_LOST_MESSAGE, execute
-from tests.mcp_client import Mcp, modern_meta
+from tests.support.mcp_client import Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
 
@@ -31,16 +30,6 @@ RELATED = "io.modelcontextprotocol/related-task"
 
 def ext_meta() -> dict[str, Any]:
     return modern_meta(**{"io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}}})
-
-
-@pytest.fixture
-def queued() -> Iterator[None]:
-    """Publish task messages to Celery's in-memory broker instead of running them inline."""
-    from project.celery import app
-
-    app.conf.task_always_eager = False
-    yield
-    app.conf.task_always_eager = True
 
 
 @pytest.fixture

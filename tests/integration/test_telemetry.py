@@ -16,8 +16,8 @@ from mcp_tools import telemetry
 from mcp_tools.models import McpTask
 from mcp_tools.tasking.worker import execute
 from tests.integration.test_task_input import asking_tools, client_turns  # noqa: F401  (fixtures)
-from tests.mcp_client import Mcp, modern_meta, sse_messages
-from tests.otel import otel_fixture, points, server_spans  # noqa: F401  (the otel fixture)
+from tests.support.mcp_client import Mcp, modern_meta, sse_messages
+from tests.support.otel import otel_fixture, points, server_spans  # noqa: F401  (the otel fixture)
 
 pytest.importorskip("opentelemetry.sdk.trace")
 from opentelemetry.trace import SpanKind, StatusCode

@@ -24,7 +24,7 @@ import django
 django.setup()
 from django.test import Client
 from notes.models import Note
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 Note.objects.create(title="Django tips")
 Note.objects.create(title="More django")

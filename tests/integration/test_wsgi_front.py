@@ -14,8 +14,8 @@ from django.test import RequestFactory
 
 from mcp_tools.models import AuditEvent
 from mcp_tools.wsgi import McpWsgiFront
-from tests.audit_rows import record_echo
-from tests.mcp_client import MODERN, modern_meta
+from tests.support.audit_rows import record_echo
+from tests.support.mcp_client import MODERN, modern_meta
 
 pytestmark = pytest.mark.django_db
 

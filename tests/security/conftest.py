@@ -3,6 +3,28 @@
 
 from __future__ import annotations
 
-from tests.integration.conftest import _clear_cache, demo_tools, header_auth, mcp
+from tests.integration.conftest import (
+    _clear_cache,
+    alice,
+    demo_tools,
+    header_auth,
+    mcp,
+    oauth,
+    oauth_backend,
+    queued,
+    root,
+    root_client,
+)
 
-__all__ = ["_clear_cache", "demo_tools", "header_auth", "mcp"]
+__all__ = [
+    "_clear_cache",
+    "alice",
+    "demo_tools",
+    "header_auth",
+    "mcp",
+    "oauth",
+    "oauth_backend",
+    "queued",
+    "root",
+    "root_client",
+]

@@ -13,7 +13,7 @@ from django.test import RequestFactory
 
 from mcp_tools.models import AuditEvent, Tool
 from mcp_tools.wsgi import McpWsgiFront
-from tests.mcp_client import Mcp, check_message
+from tests.support.mcp_client import Mcp, check_message
 
 REVISION = "2025-03-26"  # the one revision with batches (L-8)
 

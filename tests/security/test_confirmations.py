@@ -11,7 +11,7 @@ from tests.drfapp.models import Specimen
 from tests.drfapp.testing import make_user, perms, synced  # noqa: F401
 from tests.integration.test_asking import ELICITS, call
 from tests.integration.test_drf_actions import acting  # noqa: F401
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 

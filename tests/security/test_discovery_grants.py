@@ -20,8 +20,8 @@ from mcp_tools import discovery
 from mcp_tools.catalog import get_catalog
 from mcp_tools.models import McpApproval, Scope, SearchEntry, Tool
 from project.library.models import Author, Book
-from tests.mcp_client import Mcp
 from tests.security.test_grants import application, token
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 
@@ -244,7 +244,11 @@ def test_a_backend_with_its_own_rule_is_applied_to_what_a_search_finds(client: A
     """ScopeHeaderBackend shows a tool only when its name is among the caller's scopes: a rule
     the database does not know, applied to each tool found."""
     call_command("load_demo_tools", stdout=io.StringIO())
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.ScopeHeaderBackend", "DISCOVERY": "on"}
+    settings.MCP_TOOLS = {
+        **settings.MCP_TOOLS,
+        "AUTH_BACKEND": "tests.support.auth.ScopeHeaderBackend",
+        "DISCOVERY": "on",
+    }
     mcp = Mcp(client)
     mcp.default_headers["X-Test-User"] = "carl echo add"
     mcp.initialize()
@@ -279,7 +283,11 @@ def test_the_grant_is_filtered_in_the_query_not_after_it(client: Any, settings: 
     from mcp_tools.discovery.searching import CANDIDATES
     from mcp_tools.models import CatalogVersion
 
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.auth.HeaderAuthBackend", "DISCOVERY": "on"}
+    settings.MCP_TOOLS = {
+        **settings.MCP_TOOLS,
+        "AUTH_BACKEND": "tests.support.auth.HeaderAuthBackend",
+        "DISCOVERY": "on",
+    }
     secret = Scope.objects.create(name="widgets:admin")
     hidden = Tool.objects.bulk_create(
         [

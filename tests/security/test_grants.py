@@ -6,7 +6,6 @@ answers exactly like an unknown id."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -17,22 +16,12 @@ from oauth2_provider.models import AccessToken, Application
 
 from mcp_tools.models import McpPendingInput, McpTask
 from tests.integration.test_jwt_backend import jwks_url, jwt_auth, keys, sign  # noqa: F401
-from tests.mcp_client import Mcp, modern_meta
+from tests.support.mcp_client import Mcp, modern_meta
 
 pytestmark = pytest.mark.django_db
 
 RESOURCE = "http://testserver/mcp"
 EXT = "io.modelcontextprotocol/tasks"
-
-
-@pytest.fixture
-def oauth(settings: Any, demo_tools: None) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
-
-
-@pytest.fixture
-def alice(db: None) -> User:
-    return User.objects.create_user("alice", password="pw-alice")
 
 
 def application(name: str) -> Application:
@@ -160,15 +149,6 @@ def test_a_handle_is_not_found_with_another_apps_token(client: Any, tokens: dict
     assert "apple" not in str(viewed)
     own = writer.call("tools/call", {"name": "view_basket", "arguments": {"basket_id": basket}})
     assert own["structuredContent"]["item_count"] == 1
-
-
-@pytest.fixture
-def queued() -> Iterator[None]:
-    from project.celery import app
-
-    app.conf.task_always_eager = False
-    yield
-    app.conf.task_always_eager = True
 
 
 def test_a_pending_input_request_is_answered_only_by_its_grant(

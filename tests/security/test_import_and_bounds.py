@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
@@ -23,12 +22,6 @@ pytestmark = pytest.mark.django_db
 ADD = "/admin/mcp_tools/tool/add/"
 IMPORT = "/admin/mcp_tools/tool/import/"
 GOOD = {"name": "good", "handler_key": "demo.echo", "input_schema": {"type": "object"}}
-
-
-@pytest.fixture
-def admin_client(client: Client) -> Client:
-    client.force_login(get_user_model().objects.create_superuser("root", "root@example.com", "pw"))
-    return client
 
 
 def _document(*tools: Any) -> dict[str, Any]:
@@ -79,11 +72,11 @@ def test_nesting_the_parser_reads_is_refused_naming_the_tool_and_field() -> None
     assert problems == ["tool 1 ('good'): input_schema: Nested deeper than 32 levels."]
 
 
-def test_the_admin_import_page_refuses_a_deep_file_with_a_page_not_a_500(admin_client: Client) -> None:
+def test_the_admin_import_page_refuses_a_deep_file_with_a_page_not_a_500(root_client: Client) -> None:
     for depth in (500, 100_000):
         upload = io.BytesIO(_deep_text(depth).encode())
         upload.name = "tools.json"
-        response = admin_client.post(IMPORT, {"file": upload})
+        response = root_client.post(IMPORT, {"file": upload})
         assert response.status_code == 200
         assert response.context["problems"], depth
     assert not Tool.objects.exists()
@@ -199,7 +192,7 @@ def test_a_javascript_icon_is_refused_by_import_and_by_full_clean() -> None:
 # --------------------------------------------------------------------------- the admin form
 
 
-def test_the_admin_form_refuses_an_oversize_description(admin_client: Client) -> None:
+def test_the_admin_form_refuses_an_oversize_description(root_client: Client) -> None:
     form = {
         "name": "greet",
         "handler_key": "demo.echo",
@@ -210,17 +203,17 @@ def test_the_admin_form_refuses_an_oversize_description(admin_client: Client) ->
         "enabled": "on",
         **dict.fromkeys(("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"), "unknown"),
     }
-    response = admin_client.post(ADD, form)
+    response = root_client.post(ADD, form)
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
     assert errors["description"] == ["At most 8192 characters (9000 given)."]
     assert not Tool.objects.exists()
-    response = admin_client.post(ADD, {**form, "description": "d" * 8192})
+    response = root_client.post(ADD, {**form, "description": "d" * 8192})
     assert response.status_code == 302
     assert Tool.objects.get().description == "d" * 8192
 
 
-def test_the_admin_form_refuses_deep_json_with_a_page_not_a_500(admin_client: Client) -> None:
+def test_the_admin_form_refuses_deep_json_with_a_page_not_a_500(root_client: Client) -> None:
     form = {
         "name": "greet",
         "handler_key": "demo.echo",
@@ -229,7 +222,7 @@ def test_the_admin_form_refuses_deep_json_with_a_page_not_a_500(admin_client: Cl
         "task_support": "forbidden",
         **dict.fromkeys(("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"), "unknown"),
     }
-    response = admin_client.post(ADD, form)
+    response = root_client.post(ADD, form)
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
     assert errors["handler_config"] == ["Invalid JSON: nested too deep."]

@@ -21,7 +21,7 @@ from oauth2_provider.models import AccessToken, Application
 from mcp_tools.admin.trial import try_tool
 from mcp_tools.auth.oauth import token_principal
 from mcp_tools.models import ClientEntitlement, Scope
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 
@@ -30,18 +30,8 @@ FORM = "application/x-www-form-urlencoded"
 
 
 @pytest.fixture
-def oauth(settings: Any, demo_tools: None) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
-
-
-@pytest.fixture
 def machines(settings: Any, oauth: None) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "ALLOW_CLIENT_CREDENTIALS": True}
-
-
-@pytest.fixture
-def alice(db: None) -> User:
-    return User.objects.create_user("alice", password="pw-alice")
 
 
 def _register(client: Client, body: dict[str, Any]) -> Any:

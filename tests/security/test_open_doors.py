@@ -20,11 +20,6 @@ LIST = "/admin/mcp_tools/tool/"
 CELERY = {"task": "demo.word_stats", "timeout": 30}
 
 
-@pytest.fixture
-def oauth(settings: Any) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
-
-
 def _doors() -> list[Any]:
     return [m for m in run_checks(databases=["default"]) if m.id == "mcp_tools.W005"]
 
@@ -33,7 +28,7 @@ def _flagged() -> dict[str, str]:
     return {str(m.obj): m.id for m in _doors()}
 
 
-def test_the_demo_gives_its_site_kinds_a_scope(demo_tools: None, oauth: None) -> None:
+def test_the_demo_gives_its_site_kinds_a_scope(demo_tools: None, oauth_backend: None) -> None:
     """Secure by default: the demo's celery.task and drf.view tools require notes:read."""
     assert _flagged() == {}
     for name in ("word_stats", "library_stats"):
@@ -45,7 +40,7 @@ def _open_the_doors() -> None:
         Tool.objects.get(name=name).required_scopes.clear()
 
 
-def test_the_check_flags_unscoped_site_kinds_under_oauth(demo_tools: None, oauth: None) -> None:
+def test_the_check_flags_unscoped_site_kinds_under_oauth(demo_tools: None, oauth_backend: None) -> None:
     _open_the_doors()
     flagged = _flagged()
     assert flagged == {"word_stats": "mcp_tools.W005", "library_stats": "mcp_tools.W005"}
@@ -62,7 +57,7 @@ def test_the_check_is_silent_without_oauth(demo_tools: None) -> None:
     assert _flagged() == {}
 
 
-def test_the_admin_warns_when_such_a_tool_is_saved(admin_client: Client, oauth: None) -> None:
+def test_the_admin_warns_when_such_a_tool_is_saved(admin_client: Client, oauth_backend: None) -> None:
     data = {**VALID, "name": "stats", "handler_key": "celery.task", "handler_config": json.dumps(CELERY)}
     response = admin_client.post(f"{LIST}add/", data, follow=True)
     assert response.status_code == 200
@@ -72,7 +67,9 @@ def test_the_admin_warns_when_such_a_tool_is_saved(admin_client: Client, oauth: 
     assert "'stats' (celery.task) is enabled with no required scope" in warnings[0]
 
 
-def test_the_admin_warns_when_such_a_tool_is_enabled(admin_client: Client, demo_tools: None, oauth: None) -> None:
+def test_the_admin_warns_when_such_a_tool_is_enabled(
+    admin_client: Client, demo_tools: None, oauth_backend: None
+) -> None:
     _open_the_doors()
     tool = Tool.objects.get(name="library_stats")
     Tool.objects.filter(pk=tool.pk).update(enabled=False)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from mcp_tools.asgi import McpFront
-from tests.mcp_client import MODERN, check_message
+from tests.support.mcp_client import MODERN, check_message
 
 pytestmark = pytest.mark.anyio
 

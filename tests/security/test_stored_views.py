@@ -28,7 +28,7 @@ import pytest
 from mcp_tools.models import CatalogVersion, Tool
 from mcp_tools.models.tools import MAX_UI_TEMPLATE_CHARS
 from mcp_tools.ui.render import bridge_script, head_end, is_document
-from tests.mcp_client import APPS_CAPABILITIES, Mcp, check_message
+from tests.support.mcp_client import APPS_CAPABILITIES, Mcp, check_message
 
 MAX_READ_BYTES = 16 * 2**20
 MAX_READ_CPU_SECONDS = 0.5

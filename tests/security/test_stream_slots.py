@@ -13,14 +13,14 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import AsyncClient
 
-from tests.mcp_client import MODERN, Mcp, check_message, modern_meta
+from tests.support.mcp_client import MODERN, Mcp, check_message, modern_meta
 
 pytestmark = pytest.mark.django_db
 
@@ -99,16 +99,6 @@ def test_every_listen_stream_holds_a_slot_whatever_it_asks_for(asked: dict[str, 
             await asyncio.sleep(0.05)
 
     async_to_sync(scenario)()
-
-
-@pytest.fixture
-def queued() -> Iterator[None]:
-    """Task messages wait in Celery's in-memory broker: the task stays working."""
-    from project.celery import app
-
-    app.conf.task_always_eager = False
-    yield
-    app.conf.task_always_eager = True
 
 
 @pytest.mark.usefixtures("queued")

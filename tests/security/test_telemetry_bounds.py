@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.mcp_client import Mcp
-from tests.otel import otel_fixture, points, server_spans  # noqa: F401  (the otel fixture)
+from tests.support.mcp_client import Mcp
+from tests.support.otel import otel_fixture, points, server_spans  # noqa: F401  (the otel fixture)
 
 pytestmark = pytest.mark.django_db
 

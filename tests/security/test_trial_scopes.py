@@ -29,11 +29,6 @@ def tester(demo_tools: None) -> Client:
 
 
 @pytest.fixture
-def oauth(settings: Any) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "mcp_tools.auth.DOTBackend"}
-
-
-@pytest.fixture
 def admins_only(demo_tools: None) -> None:
     """admin:tools is granted only to members of the group "admins"."""
     Scope.objects.get(name="admin:tools").groups.add(Group.objects.create(name="admins"))
@@ -45,7 +40,7 @@ def _try(client: Client, name: str, arguments: str = "{}") -> Any:
 
 
 def test_a_tool_outside_the_users_grant_is_refused_with_the_reason(
-    tester: Client, oauth: None, admins_only: None
+    tester: Client, oauth_backend: None, admins_only: None
 ) -> None:
     response = _try(tester, "test_error_handling", "{}")
     trial = response.context["trial"]
@@ -57,7 +52,7 @@ def test_a_tool_outside_the_users_grant_is_refused_with_the_reason(
     assert not AuditEvent.objects.filter(tool_name="test_error_handling").exists()
 
 
-def test_an_inactive_scope_is_named_as_the_reason(tester: Client, oauth: None) -> None:
+def test_an_inactive_scope_is_named_as_the_reason(tester: Client, oauth_backend: None) -> None:
     Scope.objects.filter(name="admin:tools").update(active=False)
     trial = _try(tester, "test_error_handling", "{}").context["trial"]
     assert trial.response is None
@@ -65,7 +60,7 @@ def test_an_inactive_scope_is_named_as_the_reason(tester: Client, oauth: None) -
 
 
 def test_a_tool_within_the_grant_runs_and_the_audit_row_records_the_scopes(
-    tester: Client, oauth: None, admins_only: None
+    tester: Client, oauth_backend: None, admins_only: None
 ) -> None:
     response = _try(tester, "build_report", '{"steps": 1}')
     trial = response.context["trial"]

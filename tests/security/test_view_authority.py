@@ -72,7 +72,7 @@ def _staff(name: str, *codenames: str) -> tuple[User, Client]:
 
 
 @pytest.fixture
-def root(demo_tools: None) -> Client:
+def demo_root_client(demo_tools: None) -> Client:
     client = Client()
     client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
     return client
@@ -90,9 +90,9 @@ def _call(client: Client, tool: Tool, name: str, arguments: dict[str, Any]) -> A
     return client.post(f"{LIST}{tool.pk}/ui/call/", body, content_type="application/json")
 
 
-def test_the_preview_calls_no_tool_its_view_does_not_declare(root: Client) -> None:
+def test_the_preview_calls_no_tool_its_view_does_not_declare(demo_root_client: Client) -> None:
     tool = _viewer()  # declares nothing
-    refused = _call(root, tool, "add", {"a": 1, "b": 2})
+    refused = _call(demo_root_client, tool, "add", {"a": 1, "b": 2})
     assert refused.status_code == 403
     message = refused.json()["error"]["message"]
     assert "add" in message
@@ -100,28 +100,28 @@ def test_the_preview_calls_no_tool_its_view_does_not_declare(root: Client) -> No
     assert not AuditEvent.objects.filter(tool_name="add").exists()  # nothing ran
 
 
-def test_the_preview_calls_a_declared_tool_and_no_other(root: Client) -> None:
+def test_the_preview_calls_a_declared_tool_and_no_other(demo_root_client: Client) -> None:
     tool = Tool(name="viewer", handler_key="demo.echo", ui_template=ATTACK)
     tool.ui_tools = ["echo"]  # type: ignore[attr-defined]
     tool.full_clean()
     tool.save()
-    ran = _call(root, tool, "echo", {"text": "x"})  # the control: the setup works
+    ran = _call(demo_root_client, tool, "echo", {"text": "x"})  # the control: the setup works
     assert ran.status_code == 200
     assert ran.json()["result"]["content"][0]["text"] == "x"
     row = AuditEvent.objects.get(tool_name="echo")
     assert (row.user.username, row.client_id) == ("root", "django-admin")
-    assert _call(root, tool, "add", {"a": 1, "b": 2}).status_code == 403
+    assert _call(demo_root_client, tool, "add", {"a": 1, "b": 2}).status_code == 403
     assert not AuditEvent.objects.filter(tool_name="add").exists()
 
 
-def test_a_tool_the_model_only_may_call_is_not_the_view_s(root: Client) -> None:
+def test_a_tool_the_model_only_may_call_is_not_the_view_s(demo_root_client: Client) -> None:
     """The MCP Apps extension: a host MUST reject tools/call from apps for tools that don't
     include "app" in visibility."""
     Tool.objects.filter(name="echo").update(ui_visibility="model", ui_template="<p>echo</p>")
     tool = Tool(name="viewer", handler_key="demo.echo", ui_template=ATTACK)
     tool.ui_tools = ["echo"]  # type: ignore[attr-defined]
     tool.save()
-    refused = _call(root, tool, "echo", {"text": "x"})
+    refused = _call(demo_root_client, tool, "echo", {"text": "x"})
     assert refused.status_code == 403
     assert "app" in refused.json()["error"]["message"]
     assert not AuditEvent.objects.filter(tool_name="echo").exists()
@@ -130,7 +130,7 @@ def test_a_tool_the_model_only_may_call_is_not_the_view_s(root: Client) -> None:
 # ------------------------------------------------------------------ the domains are a permission
 
 
-def test_an_editor_without_the_permission_cannot_set_a_view_s_domains(root: Client) -> None:
+def test_an_editor_without_the_permission_cannot_set_a_view_s_domains(demo_root_client: Client) -> None:
     _, editor = _staff("editor", "view_tool", "change_tool")
     tool = _viewer()
     page = editor.get(f"{LIST}{tool.pk}/change/").content.decode()
@@ -149,14 +149,14 @@ def test_an_editor_without_the_permission_cannot_set_a_view_s_domains(root: Clie
     assert tool.ui_connect_domains == ["https://api.example.com"]
 
 
-def test_a_new_tool_s_domains_need_the_permission_too(root: Client) -> None:
+def test_a_new_tool_s_domains_need_the_permission_too(demo_root_client: Client) -> None:
     _, editor = _staff("editor", "view_tool", "add_tool", "change_tool")
     response = editor.post(f"{LIST}add/", {**FORM, "ui_resource_domains": "https://cdn.example.com"})
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert Tool.objects.get(name="viewer").ui_resource_domains == []
 
 
-def test_restoring_a_revision_with_other_domains_needs_the_permission(root: Client) -> None:
+def test_restoring_a_revision_with_other_domains_needs_the_permission(demo_root_client: Client) -> None:
     tool = _viewer(ui_connect_domains=["https://listener.example"])
     with_domains = ToolRevision.objects.filter(tool_pk=tool.pk).latest("pk")
     tool.ui_connect_domains = []
@@ -174,9 +174,9 @@ def test_restoring_a_revision_with_other_domains_needs_the_permission(root: Clie
     assert tool.ui_connect_domains == ["https://listener.example"]
 
 
-def test_importing_domains_needs_the_permission(root: Client) -> None:
+def test_importing_domains_needs_the_permission(demo_root_client: Client) -> None:
     tool = _viewer()
-    document = json.loads(root.get(f"{LIST}export/").content)
+    document = json.loads(demo_root_client.get(f"{LIST}export/").content)
     (row,) = [r for r in document["tools"] if r["name"] == "viewer"]
     row["ui_frame_domains"] = ["https://listener.example"]
     _, editor = _staff("editor", "view_tool", "add_tool", "change_tool")

@@ -48,9 +48,3 @@ def test_the_runner_shapes_nothing_for_the_wire() -> None:
         if isinstance(node, ast.ImportFrom)
     ]  # fmt: skip
     assert not [name for name in imported if name.startswith("protocol")], imported
-
-
-def test_a_call_keeps_its_state_on_the_object_not_in_a_dict() -> None:
-    source = inspect.getsource(ToolCall)
-    assert "note[" not in source
-    assert "note: dict" not in source

@@ -1,4 +1,4 @@
-"""The fuzzer's own parts (tests/fuzz_checks.py, tests/fuzz_strategies.py): each check fires on
+"""The fuzzer's own parts (tests/support/fuzz_checks.py, tests/support/fuzz_strategies.py): each check fires on
 a crafted bad answer and stays quiet on a good one; drawn messages follow their schema."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from tests.fuzz_checks import Sent, check_exchange, ids_in_body, internal_leaks, log_problems, message_problems
-from tests.fuzz_strategies import Drawn, Raw, encode, mutate, schema_messages
-from tests.mcp_client import _validator
+from tests.support.fuzz_checks import Sent, check_exchange, ids_in_body, internal_leaks, log_problems, message_problems
+from tests.support.fuzz_strategies import Drawn, Raw, encode, mutate, schema_messages
+from tests.support.mcp_client import _validator
 
 PING = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
 JSON = "application/json"

@@ -68,7 +68,7 @@ def redis_cache(settings: Any) -> Any:
 
     from django.core.cache import caches
 
-    from tests.services import require
+    from tests.support.external_services import require
 
     require("redis")
     prefix = f"rltest{secrets.token_hex(4)}"

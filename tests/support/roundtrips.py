@@ -12,7 +12,7 @@ audit writer thread and redis-py pipelines are all seen as the stores see them. 
 - ``redis <CMD>+<CMD>`` for one round trip to Redis, its commands in order (a pipeline of
   ``SET`` and ``INCR`` is ``redis SET+INCR``); ``redis connect`` for a new connection.
 
-``tests/counted_site.py`` serves the counts of a server process on ``/__roundtrips__``.
+``tests/support/counted_site.py`` serves the counts of a server process on ``/__roundtrips__``.
 """
 
 from __future__ import annotations

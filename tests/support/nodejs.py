@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import services
+from tests.support import external_services
 
-JS_DIR = Path(__file__).resolve().parent / "js"
+JS_DIR = Path(__file__).resolve().parents[1] / "e2e" / "js"
 NODE_MODULES = JS_DIR / "node_modules"
 NODE_BIN = NODE_MODULES / "node" / "bin" / "node"
 CONFORMANCE_CLI = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
@@ -60,7 +60,7 @@ def node() -> Path:
     """The pinned Node 22 binary, installing tests/e2e/js first; skips (fails in CI) when unavailable."""
     binary, reason = _prepare()
     if binary is None:
-        if services.IN_CI:
+        if external_services.IN_CI:
             pytest.fail(f"{reason} (CI=true: missing Node.js packages are a failure)")
         pytest.skip(reason)
     return binary

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_tools import audit
 from mcp_tools.types import Principal
-from tests.mcp_client import MODERN
+from tests.support.mcp_client import MODERN
 
 
 def record_echo(key: str, request_id: str) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.mcp_client import NULL_ID_REVISIONS, _validator, has_def, result_def, sse_messages
+from tests.support.mcp_client import NULL_ID_REVISIONS, _validator, has_def, result_def, sse_messages
 
 JSONRPC_INTERNAL_ERROR = -32603
 # Statuses given before the body is read: the request id is unknown to them.

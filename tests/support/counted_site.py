@@ -1,4 +1,4 @@
-"""The demo site with its PostgreSQL and Redis round trips counted (``tests/roundtrips.py``).
+"""The demo site with its PostgreSQL and Redis round trips counted (``tests/support/roundtrips.py``).
 
 ``asgi`` (uvicorn, the ASGI front) and ``wsgi`` (gunicorn, the WSGI front) serve the demo as
 ``project.asgi`` and ``project.wsgi`` do, plus ``GET /__roundtrips__``: the counts of this
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests import roundtrips
+from tests.support import roundtrips
 
 roundtrips.install()  # before the site opens a connection
 

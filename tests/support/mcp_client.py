@@ -13,7 +13,7 @@ from django.test import Client
 from jsonschema import Draft7Validator, Draft202012Validator
 from jsonschema.protocols import Validator
 
-SPEC_DIR = Path(__file__).resolve().parent / "spec"
+SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 MODERN = "2026-07-28"
 LEGACY = ("2025-03-26", "2025-06-18", "2025-11-25")
 

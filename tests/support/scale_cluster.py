@@ -1,4 +1,4 @@
-"""A small data centre for tests/e2e/test_scale.py, made of network namespaces (tests/netns.py).
+"""A small data centre for tests/e2e/test_scale.py, made of network namespaces (tests/support/netns.py).
 
 Shared state lives in the root namespace on the bridge address: a throwaway PostgreSQL cluster
 (``initdb`` + ``pg_ctl`` of Debian's packages, run as the ``postgres`` user, trust auth for the
@@ -38,9 +38,9 @@ from typing import Any
 import httpx
 import httpx2
 
-from tests.mcp_client import MODERN, check_message, modern_meta
-from tests.netns import Host, Topology, reachable, tail, wait_until
-from tests.servers import ROOT, stop_process
+from tests.support.mcp_client import MODERN, check_message, modern_meta
+from tests.support.netns import Host, Topology, reachable, tail, wait_until
+from tests.support.servers import ROOT, stop_process
 
 WEB_PORT = 8000
 ACCESS_LINE = re.compile(r'INFO:\s+(\d+\.\d+\.\d+\.\d+):\d+ - "(\w+) (\S+) HTTP/[\d.]+" (\d+)')

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-SPEC_DIR = Path(__file__).resolve().parent / "spec"
+SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 LEGACY = ("2025-03-26", "2025-06-18", "2025-11-25")
 MODERN = "2026-07-28"
 EXT_TASKS = "ext-tasks"
