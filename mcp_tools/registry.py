@@ -47,7 +47,7 @@ _KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
 class ToolKind:
     """A kind of tool: one registered handler, its key, what its config must look like, and the callable.
 
-    (Named ``ToolKind`` before; that name stays as a deprecated alias. Not to be confused
+    (Named ``ToolKind`` everywhere; no other name is kept. Not to be confused
     with ``types.HandleType``, a type of handle a handler stores.)
     """
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from mcp_tools.services.calls import ToolCall
-from tests.mcp_client import Mcp
+from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db
 
