@@ -48,10 +48,11 @@ class Kind(enum.Enum):
     DELETE = "delete"  # DELETE: end the session
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
     """What to answer. ``needs_loop``: only an event loop can serve it (a wait or a stream);
-    the sync driver hands it on."""
+    the sync driver hands it on. Not frozen (a frozen dataclass sets each field through
+    ``object.__setattr__``: one decision per request); drivers only read it."""
 
     kind: Kind
     reply: Reply | None = None  # REFUSE
