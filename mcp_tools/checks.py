@@ -119,7 +119,6 @@ ENTITLEMENT_ADMIN = "mcp_tools.oauth.admin.ApplicationAdmin"
 def check_authorization_server(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """W023-W025: what the site's own authorization server (DOT) needs around it."""
     from django.apps import apps
-    from django.conf import settings
 
     from .auth import DOTBackend
     from .conf import mcp_settings
@@ -143,33 +142,49 @@ def check_authorization_server(app_configs: Any = None, **kwargs: Any) -> list[C
                 id="mcp_tools.W023",
             )
         )
+    messages.extend(_redirect_schemes_check())
+    if mcp_settings.ALLOW_CLIENT_CREDENTIALS:
+        messages.extend(_entitlement_admin_check())
+    return messages
+
+
+def _redirect_schemes_check() -> list[CheckMessage]:
+    """W024: the private redirect schemes registration accepts are ones DOT stores too."""
+    from django.conf import settings
+
+    from .conf import mcp_settings
+
     dot = getattr(settings, "OAUTH2_PROVIDER", None) or {}
     allowed = set(dot.get("ALLOWED_REDIRECT_URI_SCHEMES") or ("http", "https"))
     missing = [s for s in mcp_settings.PRIVATE_REDIRECT_SCHEMES if s not in allowed]
-    if missing:
-        messages.append(
-            Warning(
-                f"PRIVATE_REDIRECT_SCHEMES {missing} are not in OAUTH2_PROVIDER['ALLOWED_REDIRECT_URI_SCHEMES']: "
-                "registration accepts such redirect URIs, and DOT refuses to store or redirect to them.",
-                hint="oauth2_provider_settings(url, ALLOWED_REDIRECT_URI_SCHEMES=['http', 'https', *schemes]).",
-                id="mcp_tools.W024",
-            )
+    if not missing:
+        return []
+    return [
+        Warning(
+            f"PRIVATE_REDIRECT_SCHEMES {missing} are not in OAUTH2_PROVIDER['ALLOWED_REDIRECT_URI_SCHEMES']: "
+            "registration accepts such redirect URIs, and DOT refuses to store or redirect to them.",
+            hint="oauth2_provider_settings(url, ALLOWED_REDIRECT_URI_SCHEMES=['http', 'https', *schemes]).",
+            id="mcp_tools.W024",
         )
-    if mcp_settings.ALLOW_CLIENT_CREDENTIALS:
-        from oauth2_provider.settings import oauth2_settings
+    ]
 
-        bases = getattr(oauth2_settings.APPLICATION_ADMIN_CLASS, "__mro__", ())
-        if not any(f"{c.__module__}.{c.__qualname__}" == ENTITLEMENT_ADMIN for c in bases):
-            messages.append(
-                Warning(
-                    "ALLOW_CLIENT_CREDENTIALS is on and no admin page edits what a client-credentials application is "
-                    "entitled to: such applications get no token.",
-                    hint=f"Set OAUTH2_PROVIDER['APPLICATION_ADMIN_CLASS'] to {ENTITLEMENT_ADMIN!r} (or a subclass); "
-                    "oauth2_provider_settings() does.",
-                    id="mcp_tools.W025",
-                )
-            )
-    return messages
+
+def _entitlement_admin_check() -> list[CheckMessage]:
+    """W025: client-credentials applications need the admin page that entitles them."""
+    from oauth2_provider.settings import oauth2_settings
+
+    bases = getattr(oauth2_settings.APPLICATION_ADMIN_CLASS, "__mro__", ())
+    if any(f"{c.__module__}.{c.__qualname__}" == ENTITLEMENT_ADMIN for c in bases):
+        return []
+    return [
+        Warning(
+            "ALLOW_CLIENT_CREDENTIALS is on and no admin page edits what a client-credentials application is "
+            "entitled to: such applications get no token.",
+            hint=f"Set OAUTH2_PROVIDER['APPLICATION_ADMIN_CLASS'] to {ENTITLEMENT_ADMIN!r} (or a subclass); "
+            "oauth2_provider_settings() does.",
+            id="mcp_tools.W025",
+        )
+    ]
 
 
 def check_open_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -269,23 +284,11 @@ def check_open_doors(app_configs: Any = None, databases: Any = None, **kwargs: A
     return messages
 
 
-def check_permissions(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """W010/W011: tools that nobody can see for want of a Django permission (issue 26: model
-    tools were invisible with no word said). ``manage.py mcp_explain`` says it per user."""
-    if not databases:
-        return []
-    from .auth import AllowAnyBackend
-    from .conf import mcp_settings
-    from .models import Tool
+def _permissions_needed(rows: list[tuple[str, str, Any]]) -> dict[str, list[str]]:
+    """permission -> the tools (name, handler key, config) that need it."""
     from .registry import registry
 
-    if mcp_settings.problems():
-        return []
-    try:
-        rows = list(Tool.objects.enabled().values_list("name", "handler_key", "handler_config"))
-    except DatabaseError:
-        return []  # not migrated yet
-    needs: dict[str, list[str]] = {}  # permission -> tools
+    needs: dict[str, list[str]] = {}
     for name, key, config in rows:
         kind = registry.get(key)
         if kind is None:
@@ -296,6 +299,25 @@ def check_permissions(app_configs: Any = None, databases: Any = None, **kwargs: 
             continue
         for permission in wanted:
             needs.setdefault(permission, []).append(name)
+    return needs
+
+
+def check_permissions(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W010/W011: tools that nobody can see for want of a Django permission (issue 26: model
+    tools were invisible with no word said). ``manage.py mcp_explain`` says it per user."""
+    if not databases:
+        return []
+    from .auth import AllowAnyBackend
+    from .conf import mcp_settings
+    from .models import Tool
+
+    if mcp_settings.problems():
+        return []
+    try:
+        rows = list(Tool.objects.enabled().values_list("name", "handler_key", "handler_config"))
+    except DatabaseError:
+        return []  # not migrated yet
+    needs = _permissions_needed(rows)
     if not needs:
         return []
     tools = sorted({t for names in needs.values() for t in names})

@@ -92,29 +92,11 @@ def _node(schema: Any, *, root: bool = False) -> Check:
         return lambda x: False
     if not isinstance(schema, dict):
         raise _Unsupported
-    for key in schema:
-        if not isinstance(key, str):
-            raise _Unsupported
-        if key in _ASSERTIONS or key in _ANNOTATIONS or key.startswith("x-") or (root and key == "$schema"):
-            continue
-        raise _Unsupported
+    _only_known_keywords(schema, root=root)
     checks: list[Check] = []
     if "type" in schema:
-        names = schema["type"]
-        if isinstance(names, str):
-            checks.append(_type_test(names))
-        elif isinstance(names, list) and names:
-            tests = tuple(_type_test(n) for n in names)
-            checks.append(lambda x: any(t(x) for t in tests))
-        else:
-            raise _Unsupported
-    for key in ("enum", "const"):  # each holds on its own when both are there
-        if key not in schema:
-            continue
-        allowed = schema["enum"] if key == "enum" else [schema["const"]]
-        if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
-            raise _Unsupported  # jsonschema's equality of numbers and booleans is not Python's
-        checks.append(_one_of(frozenset(allowed)))
+        checks.append(_types_check(schema["type"]))
+    checks.extend(_enum_checks(schema))
     checks.extend(_string_checks(schema))
     checks.extend(_number_checks(schema))
     checks.extend(_array_checks(schema))
@@ -127,6 +109,36 @@ def _node(schema: Any, *, root: bool = False) -> Check:
         return checks[0]
     every = tuple(checks)
     return lambda x: all(c(x) for c in every)
+
+
+def _only_known_keywords(schema: dict[Any, Any], *, root: bool) -> None:
+    for key in schema:
+        if not isinstance(key, str):
+            raise _Unsupported
+        if key in _ASSERTIONS or key in _ANNOTATIONS or key.startswith("x-") or (root and key == "$schema"):
+            continue
+        raise _Unsupported
+
+
+def _types_check(names: Any) -> Check:
+    if isinstance(names, str):
+        return _type_test(names)
+    if isinstance(names, list) and names:
+        tests = tuple(_type_test(n) for n in names)
+        return lambda x: any(t(x) for t in tests)
+    raise _Unsupported
+
+
+def _enum_checks(schema: dict[str, Any]) -> list[Check]:
+    checks: list[Check] = []
+    for key in ("enum", "const"):  # each holds on its own when both are there
+        if key not in schema:
+            continue
+        allowed = schema["enum"] if key == "enum" else [schema["const"]]
+        if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+            raise _Unsupported  # jsonschema's equality of numbers and booleans is not Python's
+        checks.append(_one_of(frozenset(allowed)))
+    return checks
 
 
 def _one_of(choices: frozenset[str]) -> Check:
@@ -182,11 +194,15 @@ def _array_checks(schema: dict[str, Any]) -> list[Check]:
         hi = high if high is not None else -1
         checks.append(lambda x: not isinstance(x, list) or (len(x) >= lo and (hi < 0 or len(x) <= hi)))
     if "items" in schema:
-        if isinstance(schema["items"], list):
-            raise _Unsupported  # draft-07 tuple validation
-        item = _node(schema["items"])
-        checks.append(lambda x: not isinstance(x, list) or all(item(i) for i in x))
+        checks.append(_items_check(schema["items"]))
     return checks
+
+
+def _items_check(items: Any) -> Check:
+    if isinstance(items, list):
+        raise _Unsupported  # draft-07 tuple validation
+    item = _node(items)
+    return lambda x: not isinstance(x, list) or all(item(i) for i in x)
 
 
 def _object_check(schema: dict[str, Any]) -> Check | None:

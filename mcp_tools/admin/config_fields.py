@@ -67,42 +67,65 @@ class HandlerConfigFieldsMixin(forms.ModelForm):  # type: ignore[type-arg]
     def clean(self) -> dict[str, Any]:
         cleaned: dict[str, Any] = super().clean() or {}
         key = cleaned.get("handler_key")
-        for other, fields in self.config_groups.items():
-            if other != key:
-                fields.drop_errors(self)
+        self._drop_other_groups(key)
         group = self.config_groups.get(str(key))
-        if group is None or "handler_config" in self.errors:
-            if group is not None:
-                group.drop_errors(self)
+        if group is None:
+            return cleaned
+        if "handler_config" in self.errors:
+            group.drop_errors(self)
             return cleaned
         typed = cleaned.get("handler_config")
-        json_changed = "handler_config" in self.changed_data and typed not in (None, {})
+        json_changed = self._json_changed(typed)
         fields_changed = group.changed(self)
-        same_kind = bool(self.instance.pk) and self.instance.handler_key == key
+        same_kind = self._same_kind(key)
         if not fields_changed and (json_changed or same_kind):
             group.drop_errors(self)  # the box is read: the fields' values are not used
             return cleaned
         self._config_errors, self._config_group = [], group
         if any(name in self.errors for name in group.names):
             return cleaned
-        stored = self.instance.handler_config if same_kind and isinstance(self.instance.handler_config, dict) else {}
-        # Properties the fields do not show, or that the data leaves out, keep their stored values.
-        omitted = group.omitted(self)
-        kept = {k: v for k, v in stored.items() if group.prefix + k not in group.fields or group.prefix + k in omitted}
-        value = {**group.assemble(cleaned), **kept}
-        if json_changed and value != typed:
+        value = self._config_from_fields(group, cleaned, same_kind=same_kind)
+        self._take_config(group, cleaned, value, differs=json_changed and value != typed)
+        return cleaned
+
+    def _json_changed(self, typed: Any) -> bool:
+        return "handler_config" in self.changed_data and typed not in (None, {})
+
+    def _same_kind(self, key: Any) -> bool:
+        """Whether the tool keeps the kind it had when stored."""
+        return bool(self.instance.pk) and self.instance.handler_key == key
+
+    def _drop_other_groups(self, key: Any) -> None:
+        """The errors of the other kinds' fields: they are not used."""
+        for other, fields in self.config_groups.items():
+            if other != key:
+                fields.drop_errors(self)
+
+    def _take_config(
+        self, group: SchemaFields, cleaned: dict[str, Any], value: dict[str, Any], *, differs: bool
+    ) -> None:
+        """The config the fields give, unless the raw JSON was changed too (``differs``: to
+        another value) or the kind's schema refuses it."""
+        if differs:
             message = (
                 "You changed both the raw JSON and the fields of this handler's config, and they differ: "
                 "undo one of the two changes."
             )
-            self._config_errors.append(message)
+            self._config_errors = [*(self._config_errors or []), message]
             self.add_error("handler_config", message)
-            return cleaned
+            return
         if group.check(self, value, fallback="handler_config"):
             cleaned["handler_config"] = value
         else:
             self._config_errors = [str(m) for m in self.errors.get("handler_config", [])]
-        return cleaned
+
+    def _config_from_fields(self, group: SchemaFields, cleaned: dict[str, Any], *, same_kind: bool) -> dict[str, Any]:
+        """The config the fields give; properties the fields do not show, or that the data
+        leaves out, keep their stored values."""
+        stored = self.instance.handler_config if same_kind and isinstance(self.instance.handler_config, dict) else {}
+        omitted = group.omitted(self)
+        kept = {k: v for k, v in stored.items() if group.prefix + k not in group.fields or group.prefix + k in omitted}
+        return {**group.assemble(cleaned), **kept}
 
     def _post_clean(self) -> None:
         super()._post_clean()  # type: ignore[misc]

@@ -134,18 +134,25 @@ class IconsField(forms.CharField):
                 problems.append(f"Line {number}: the icon URL must start with https: or data:")
             icon: dict[str, Any] = {"src": src}
             for word in rest:
-                if "/" in word and "mimeType" not in icon:
-                    icon["mimeType"] = word
-                elif word in ("light", "dark") and "theme" not in icon:
-                    icon["theme"] = word
-                elif _SIZES_RE.match(word) and "sizes" not in icon:
-                    icon["sizes"] = word.split(",")
-                else:
+                if not _icon_word(icon, word):
                     problems.append(f"Line {number}: {word!r} is not a MIME type, sizes (48x48) or light/dark")
             icons.append(icon)
         if problems:
             raise ValidationError(problems)
         return icons
+
+
+def _icon_word(icon: dict[str, Any], word: str) -> bool:
+    """Set what the word after an icon's URL says (its MIME type, theme or sizes); False if none."""
+    if "/" in word and "mimeType" not in icon:
+        icon["mimeType"] = word
+    elif word in ("light", "dark") and "theme" not in icon:
+        icon["theme"] = word
+    elif _SIZES_RE.match(word) and "sizes" not in icon:
+        icon["sizes"] = word.split(",")
+    else:
+        return False
+    return True
 
 
 class NamesField(forms.CharField):
@@ -207,18 +214,23 @@ def _config_keys(schema: Any) -> str:
     if not isinstance(properties, dict) or not properties:
         return "any JSON object" if schema in ({}, {"type": "object"}) else "see the kind's documentation"
     required = set(schema.get("required") or ())
-    parts = []
-    for name, spec in properties.items():
-        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
-        if isinstance(kind, list):
-            kind = " or ".join(str(k) for k in kind)
-        choices = spec.get("enum") if isinstance(spec, dict) else None
-        if isinstance(choices, list) and choices:  # the site's tasks, routes, ...: what to write
-            shown = ", ".join(str(c) for c in choices[:MAX_CHOICES_SHOWN])
-            more = f" and {len(choices) - MAX_CHOICES_SHOWN} more" if len(choices) > MAX_CHOICES_SHOWN else ""
-            kind = f"one of {shown}{more}"
-        parts.append(f"{name} ({kind}{', required' if name in required else ''})")
-    return "; ".join(parts)
+    return "; ".join(
+        f"{name} ({_config_key_kind(spec)}{', required' if name in required else ''})"
+        for name, spec in properties.items()
+    )
+
+
+def _config_key_kind(spec: Any) -> str:
+    """``number``, ``string or null``, ``one of a, b``: what one config key holds."""
+    kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
+    if isinstance(kind, list):
+        kind = " or ".join(str(k) for k in kind)
+    choices = spec.get("enum") if isinstance(spec, dict) else None
+    if isinstance(choices, list) and choices:  # the site's tasks, routes, ...: what to write
+        shown = ", ".join(str(c) for c in choices[:MAX_CHOICES_SHOWN])
+        more = f" and {len(choices) - MAX_CHOICES_SHOWN} more" if len(choices) > MAX_CHOICES_SHOWN else ""
+        kind = f"one of {shown}{more}"
+    return str(kind)
 
 
 MAX_CHOICES_SHOWN = 20
@@ -367,6 +379,11 @@ class TryForm(forms.Form):
             return cleaned
         if any(name in self.errors for name in group.names):
             return cleaned
+        self._take_fields(group, cleaned, typed)
+        return cleaned
+
+    def _take_fields(self, group: SchemaFields, cleaned: dict[str, Any], typed: Any) -> None:
+        """The arguments the fields give, unless the box holds others or the schema refuses them."""
         value = group.assemble(cleaned)
         if typed is not None and typed != value:
             self.add_error(
@@ -374,7 +391,6 @@ class TryForm(forms.Form):
             )
         elif group.check(self, value, fallback="arguments"):
             cleaned["arguments"] = value
-        return cleaned
 
 
 class ImportForm(forms.Form):

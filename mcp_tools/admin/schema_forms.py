@@ -65,6 +65,32 @@ class DateTimeText(forms.CharField):
 
 def property_field(name: str, prop: Any, *, required: bool) -> forms.Field:
     """The form field for one property; raises NotFormable when it has none."""
+    kind = _property_kind(name, prop)
+    common: dict[str, Any] = {
+        "label": str(prop.get("title") or name),
+        "help_text": str(prop.get("description") or ""),
+        "required": required,
+    }
+    default = prop.get("default")
+    if kind == "boolean":
+        return _checkbox(name, common, default)
+    if kind == "array":
+        return _checkboxes(name, prop, common, default)
+    enum = prop.get("enum")
+    if enum is not None:
+        if not isinstance(enum, list) or not all(_is_type(v, kind) for v in enum):
+            raise NotFormable(f"property {name!r} has an enum of other than {kind}s")
+        return EnumField(enum, default=default, **common)
+    if kind == "string":
+        return _text_field(prop, common, default)
+    bounds: dict[str, Any] = {"min_value": prop.get("minimum"), "max_value": prop.get("maximum")}
+    if kind == "integer":
+        return forms.IntegerField(**common, **bounds, initial=default)
+    return forms.FloatField(**common, **bounds, initial=default)
+
+
+def _property_kind(name: str, prop: Any) -> str:
+    """The property's type, once its keywords are known to be ones the form can keep."""
     if not isinstance(prop, dict):
         raise NotFormable(f"property {name!r} is not a schema object")
     kind = prop.get("type")
@@ -77,50 +103,42 @@ def property_field(name: str, prop: Any, *, required: bool) -> forms.Field:
     for word in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
         if word in prop and not _is_type(prop[word], "number"):
             raise NotFormable(f"property {name!r} has a {word} that is not a number")
-    common: dict[str, Any] = {
-        "label": str(prop.get("title") or name),
-        "help_text": str(prop.get("description") or ""),
-        "required": required,
-    }
-    default = prop.get("default")
-    if kind == "boolean":
-        if default is not None and not isinstance(default, bool):
-            raise NotFormable(f"property {name!r} has a default that is not a boolean")
-        return forms.BooleanField(**{**common, "required": False}, initial=bool(default))
-    if kind == "array":
-        items = prop.get("items")
-        if not (isinstance(items, dict) and items.get("type") == "string" and isinstance(items.get("enum"), list)):
-            raise NotFormable(f"property {name!r} is an array of other than strings from an enum")
-        _plain(items, {"type", "enum"})
-        if not all(isinstance(v, str) for v in items["enum"]):
-            raise NotFormable(f"property {name!r} has an enum of other than strings")
-        initial = default if isinstance(default, list) else None
-        return forms.MultipleChoiceField(
-            **common,
-            choices=[(v, v) for v in items["enum"]],
-            widget=forms.CheckboxSelectMultiple,
-            initial=initial,
-        )
-    enum = prop.get("enum")
-    if enum is not None:
-        if not isinstance(enum, list) or not all(_is_type(v, kind) for v in enum):
-            raise NotFormable(f"property {name!r} has an enum of other than {kind}s")
-        return EnumField(enum, default=default, **common)
-    if kind == "string":
-        field_format = prop.get("format")
-        lengths: dict[str, Any] = {"max_length": prop.get("maxLength"), "min_length": prop.get("minLength")}
-        if field_format == "date":
-            return forms.DateField(**common, initial=default, widget=forms.DateInput(attrs={"type": "date"}))
-        if field_format == "date-time":
-            return DateTimeText(**common, **lengths, strip=False, initial=default)
-        if field_format == "email":
-            return forms.EmailField(**common, **lengths, initial=default)
-        widget = forms.TextInput(attrs={"class": "vTextField"})
-        return forms.CharField(**common, **lengths, strip=False, initial=default, widget=widget)
-    bounds: dict[str, Any] = {"min_value": prop.get("minimum"), "max_value": prop.get("maximum")}
-    if kind == "integer":
-        return forms.IntegerField(**common, **bounds, initial=default)
-    return forms.FloatField(**common, **bounds, initial=default)
+    return kind
+
+
+def _checkbox(name: str, common: dict[str, Any], default: Any) -> forms.Field:
+    if default is not None and not isinstance(default, bool):
+        raise NotFormable(f"property {name!r} has a default that is not a boolean")
+    return forms.BooleanField(**{**common, "required": False}, initial=bool(default))
+
+
+def _checkboxes(name: str, prop: dict[str, Any], common: dict[str, Any], default: Any) -> forms.Field:
+    items = prop.get("items")
+    if not (isinstance(items, dict) and items.get("type") == "string" and isinstance(items.get("enum"), list)):
+        raise NotFormable(f"property {name!r} is an array of other than strings from an enum")
+    _plain(items, {"type", "enum"})
+    if not all(isinstance(v, str) for v in items["enum"]):
+        raise NotFormable(f"property {name!r} has an enum of other than strings")
+    initial = default if isinstance(default, list) else None
+    return forms.MultipleChoiceField(
+        **common,
+        choices=[(v, v) for v in items["enum"]],
+        widget=forms.CheckboxSelectMultiple,
+        initial=initial,
+    )
+
+
+def _text_field(prop: dict[str, Any], common: dict[str, Any], default: Any) -> forms.Field:
+    field_format = prop.get("format")
+    lengths: dict[str, Any] = {"max_length": prop.get("maxLength"), "min_length": prop.get("minLength")}
+    if field_format == "date":
+        return forms.DateField(**common, initial=default, widget=forms.DateInput(attrs={"type": "date"}))
+    if field_format == "date-time":
+        return DateTimeText(**common, **lengths, strip=False, initial=default)
+    if field_format == "email":
+        return forms.EmailField(**common, **lengths, initial=default)
+    widget = forms.TextInput(attrs={"class": "vTextField"})
+    return forms.CharField(**common, **lengths, strip=False, initial=default, widget=widget)
 
 
 class EnumField(forms.TypedChoiceField):

@@ -426,23 +426,12 @@ class ToolAdmin(RevisionsByUser):
         self._require(self.has_change_permission(request, tool) if tool else self.has_add_permission(request))
         errors: list[str] = []
         if request.method == "POST" and not self.has_ui_domains_permission(request):
-            changed = [f for f in UI_CSP_FIELDS if old.data.get(f, []) != (getattr(tool, f) if tool else [])]
-            if changed:
-                errors = [
-                    f"{field}: restoring this revision changes the origins the tool's view may reach, "
-                    "which needs the permission to set them (set_ui_domains)."
-                    for field in changed
-                ]
+            errors = _domain_changes(old, tool)
         if request.method == "POST" and not errors:
-            try:
-                restored = restore(old, user=request.user)
-            except ValidationError as exc:
-                errors = [f"{k}: {m}" for k, ms in exc.message_dict.items() for m in ms]
-            else:
-                self.message_user(
-                    request, f"Restored {restored.name} to revision #{old.pk}; it is now version {restored.version}."
-                )
-                return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_tool_change", args=[restored.pk]))
+            done = self._restore(request, old)
+            if isinstance(done, HttpResponseRedirect):
+                return done
+            errors = done
         now = current_state(tool_pk) or {}
         context = self._context(
             request,
@@ -454,6 +443,17 @@ class ToolAdmin(RevisionsByUser):
             errors=errors,
         )
         return TemplateResponse(request, "mcp_tools/admin/tool_restore.html", context)
+
+    def _restore(self, request: HttpRequest, old: ToolRevision) -> HttpResponseRedirect | list[str]:
+        """The tool restored to ``old`` (a redirect to it), or why it was not."""
+        try:
+            restored = restore(old, user=request.user)
+        except ValidationError as exc:
+            return [f"{k}: {m}" for k, ms in exc.message_dict.items() for m in ms]
+        self.message_user(
+            request, f"Restored {restored.name} to revision #{old.pk}; it is now version {restored.version}."
+        )
+        return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_tool_change", args=[restored.pk]))
 
     def explain_view(self, request: HttpRequest) -> HttpResponseBase:
         """Every tool for one user: which they see and every reason they do not see the others
@@ -585,15 +585,10 @@ class ToolAdmin(RevisionsByUser):
         self._require(self.has_view_permission(request, tool) and self.has_try_permission(request))
         if request.method != "POST":
             return HttpResponse(status=405, headers={"Allow": "POST"})
-        try:
-            body = json.loads(request.body or b"{}")
-        except ValueError:
-            body = None
-        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
-            return JsonResponse({"error": {"code": -32602, "message": "Send {name, arguments}."}}, status=400)
+        body = _call_body(request.body)
+        if isinstance(body, JsonResponse):
+            return body
         arguments = body.get("arguments") or {}
-        if not isinstance(arguments, dict):
-            return JsonResponse({"error": {"code": -32602, "message": "arguments must be an object."}}, status=400)
         refusal = view_call_refusal(tool, body["name"])
         if refusal is not None:
             return JsonResponse({"error": {"code": -32602, "message": refusal}}, status=403)
@@ -623,9 +618,7 @@ class ToolAdmin(RevisionsByUser):
             # What the trial runs with: the scopes this user could be granted (None: no OAuth).
             trial_scopes=grantable_scopes(request.user),
             input_schema=pretty(tool.input_schema),
-            result=_result_view(trial.result) if trial and trial.result is not None else None,
-            response_json=pretty(trial.response) if trial and trial.response is not None else "",
-            notifications=[pretty(n) for n in trial.notifications] if trial else [],
+            **_trial_context(trial),
             **self._ui_preview(request, tool),
         )
         if trial and trial.result is not None and "ui_config" in context:
@@ -674,4 +667,36 @@ def _result_view(result: dict[str, Any]) -> dict[str, Any]:
         "has_structured": structured,
         "structured": pretty(result["structuredContent"]) if structured else "",
         "kind": capfirst(str(result.get("resultType", "complete"))),
+    }
+
+
+def _domain_changes(old: ToolRevision, tool: Tool | None) -> list[str]:
+    """The origins lists a restore would change, each as a problem for who may not set them."""
+    changed = [f for f in UI_CSP_FIELDS if old.data.get(f, []) != (getattr(tool, f) if tool else [])]
+    return [
+        f"{field}: restoring this revision changes the origins the tool's view may reach, "
+        "which needs the permission to set them (set_ui_domains)."
+        for field in changed
+    ]
+
+
+def _call_body(body: bytes) -> dict[str, Any] | JsonResponse:
+    """The preview host's call ``{name, arguments}``, or the JSON-RPC error that refuses it."""
+    try:
+        call = json.loads(body or b"{}")
+    except ValueError:
+        call = None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return JsonResponse({"error": {"code": -32602, "message": "Send {name, arguments}."}}, status=400)
+    if not isinstance(call.get("arguments") or {}, dict):
+        return JsonResponse({"error": {"code": -32602, "message": "arguments must be an object."}}, status=400)
+    return call
+
+
+def _trial_context(trial: Any) -> dict[str, Any]:
+    """What the Try it page shows of a trial (None before one)."""
+    return {
+        "result": _result_view(trial.result) if trial and trial.result is not None else None,
+        "response_json": pretty(trial.response) if trial and trial.response is not None else "",
+        "notifications": [pretty(n) for n in trial.notifications] if trial else [],
     }

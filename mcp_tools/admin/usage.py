@@ -91,27 +91,76 @@ def usage(
     # 1. Calls and errors per bucket per tool, in one pass over the period's rows: the top tools
     #    (their totals), their lines, and the error rate of all tools.
     buckets = _buckets(unit, since, now, step)
+    counts = _Counts(len(buckets))
     bucket, position = _bucket(unit, buckets, sqlite)
-    per_tool: dict[str, dict[int, int]] = {}
-    totals: dict[str, list[int]] = {}
-    calls_at = [0] * len(buckets)
-    errors_at = [0] * len(buckets)
     for row in (
         rows.values(bucket=bucket, tool=F("tool_name"))
         .annotate(calls=Count("id"), errors=Count("id", filter=failed)).order_by()
     ):  # fmt: skip
-        index, name = position(row["bucket"]), row["tool"]
-        per_tool.setdefault(name, {})[index] = row["calls"]
-        sums = totals.setdefault(name, [0, 0])
-        sums[0] += row["calls"]
-        sums[1] += row["errors"]
-        calls_at[index] += row["calls"]
-        errors_at[index] += row["errors"]
-    ranked = sorted(totals.items(), key=lambda item: (-item[1][0], item[0]))[:TOP_TOOLS]
+        counts.add(position(row["bucket"]), row["tool"], row["calls"], row["errors"])
+    top = _top_tools(rows, counts, link)
+    callers = _top_callers(rows, failed, link, sqlite=sqlite)
+    by_status = _tasks_by_status(since, tool, task_changelist) if tasks else []
+    charts = _charts(counts, buckets, link, top=top, callers=callers, by_status=by_status)
+    return Usage(period, since, sum(counts.calls), sum(counts.errors), charts, top, callers, by_status)
+
+
+def _charts(
+    counts: _Counts,
+    buckets: list[datetime],
+    link: Callable[..., str],
+    *,
+    top: list[dict[str, Any]],
+    callers: list[Any],
+    by_status: list[dict[str, Any]],
+) -> dict[str, SafeString]:
+    return {
+        "calls": _lines(
+            [(t["tool_name"], [counts.per_tool[t["tool_name"]].get(i, 0) for i in range(len(buckets))]) for t in top],
+            buckets,
+            link(),
+            "calls",
+        ),
+        "errors": _lines(
+            [
+                (
+                    "error rate %",
+                    [round(100 * e / c, 1) if c else 0 for c, e in zip(counts.calls, counts.errors, strict=True)],
+                )
+            ],
+            buckets,
+            link(outcome__in=",".join(o for o in AuditOutcome.values if o not in SUCCESS)),
+            "%",
+        ),
+        "durations": _bars([(t["tool_name"], [t["p50"], t["p95"]], t["link"]) for t in top], ("p50", "p95"), "ms"),
+        "callers": _bars([(_short(c["caller"]), [c["calls"]], c["link"]) for c in callers], ("calls",), ""),
+        "tasks": _bars([(t["status"], [t["count"]], t["link"]) for t in by_status], ("tasks",), ""),
+    }
+
+
+class _Counts:
+    """Calls and errors per bucket, of each tool and of all of them."""
+
+    def __init__(self, buckets: int) -> None:
+        self.per_tool: dict[str, dict[int, int]] = {}
+        self.totals: dict[str, list[int]] = {}
+        self.calls = [0] * buckets
+        self.errors = [0] * buckets
+
+    def add(self, index: int, name: str, calls: int, errors: int) -> None:
+        self.per_tool.setdefault(name, {})[index] = calls
+        sums = self.totals.setdefault(name, [0, 0])
+        sums[0] += calls
+        sums[1] += errors
+        self.calls[index] += calls
+        self.errors[index] += errors
+
+
+def _top_tools(rows: QuerySet[AuditEvent], counts: _Counts, link: Callable[..., str]) -> list[dict[str, Any]]:
+    """The most called tools, with their p50 and p95 durations: the row at that rank, two OFFSET
+    queries each (over the index mcp_audit_usage_tool: tool, time, duration)."""
+    ranked = sorted(counts.totals.items(), key=lambda item: (-item[1][0], item[0]))[:TOP_TOOLS]
     top: list[dict[str, Any]] = [{"tool_name": name, "calls": c, "errors": e} for name, (c, e) in ranked]
-    names = [t["tool_name"] for t in top]
-    # 2. p50 and p95 durations of each top tool: the row at that rank, two OFFSET queries each
-    #    (over the index mcp_audit_usage_tool: tool, time, duration).
     for entry in top:
         ordered = (
             rows.filter(tool_name=entry["tool_name"]).order_by("duration_ms").values_list("duration_ms", flat=True)
@@ -120,9 +169,13 @@ def usage(
         entry["p50"] = ordered[_rank(n, 0.50)]
         entry["p95"] = ordered[_rank(n, 0.95)]
         entry["link"] = link(tool_name__exact=entry["tool_name"])
-    # 3. The top callers. On SQLite grouped by an expression, not the bare column: without
-    #    statistics it would walk the whole principal_key index to skip a sort, instead of the
-    #    period's entries of the covering index (mcp_audit_usage_time).
+    return top
+
+
+def _top_callers(rows: QuerySet[AuditEvent], failed: Q, link: Callable[..., str], *, sqlite: bool) -> list[Any]:
+    """The top callers. On SQLite grouped by an expression, not the bare column: without
+    statistics it would walk the whole principal_key index to skip a sort, instead of the
+    period's entries of the covering index (mcp_audit_usage_time)."""
     callers = list(
         rows.values(principal=Concat("principal_key", Value("")) if sqlite else F("principal_key"))
         .annotate(calls=Count("id"), errors=Count("id", filter=failed))
@@ -135,44 +188,21 @@ def usage(
         # Named as the caller filter takes them: a user by username, any other caller by its key.
         entry["caller"] = name if name is not None else key
         entry["link"] = link(**({f"user__{_username_field()}": name} if name is not None else {"principal_key": key}))
-    # 4. Tasks created in the period, by status (for viewers who may see tasks).
+    return callers
+
+
+def _tasks_by_status(since: datetime, tool: str, task_changelist: str) -> list[dict[str, Any]]:
+    """Tasks created in the period, by status."""
     task_rows = McpTask.objects.filter(created_at__gte=since)
     if tool:
         task_rows = task_rows.filter(tool_name=tool)
-    by_status = (
-        list(task_rows.values("status").annotate(count=Count("id")).order_by("-count", "status")) if tasks else []
-    )
+    by_status = list(task_rows.values("status").annotate(count=Count("id")).order_by("-count", "status"))
     for task in by_status:
         task_filters = {"created_at__gte": since.isoformat(), "status__exact": task["status"]}
         if tool:
             task_filters["tool_name__exact"] = tool
         task["link"] = task_changelist + "?" + urlencode(task_filters) if task_changelist else ""
-
-    total = sum(calls_at)
-    errors = sum(errors_at)
-    charts = {
-        "calls": _lines(
-            [(name, [per_tool[name].get(i, 0) for i in range(len(buckets))]) for name in names],
-            buckets,
-            link(),
-            "calls",
-        ),
-        "errors": _lines(
-            [
-                (
-                    "error rate %",
-                    [round(100 * e / c, 1) if c else 0 for c, e in zip(calls_at, errors_at, strict=True)],
-                )
-            ],
-            buckets,
-            link(outcome__in=",".join(o for o in AuditOutcome.values if o not in SUCCESS)),
-            "%",
-        ),
-        "durations": _bars([(t["tool_name"], [t["p50"], t["p95"]], t["link"]) for t in top], ("p50", "p95"), "ms"),
-        "callers": _bars([(_short(c["caller"]), [c["calls"]], c["link"]) for c in callers], ("calls",), ""),
-        "tasks": _bars([(t["status"], [t["count"]], t["link"]) for t in by_status], ("tasks",), ""),
-    }
-    return Usage(period, since, total, errors, charts, top, callers, by_status)
+    return by_status
 
 
 def _username_field() -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -240,6 +240,37 @@ def may_decide(user: Any) -> bool:
     return bool(getattr(user, "is_active", False) and user.has_perm("mcp_tools.approve_call"))
 
 
+def _undecidable(row: McpApproval, now: datetime) -> str:
+    """Why the locked pending call can no longer be decided ("" when it can), settled so."""
+    pk = row.pk
+    task = McpTask.objects.filter(pk=row.task_id).only("pk", "status").first() if row.task_id else None
+    if row.state != ApprovalState.PENDING:
+        return f"Call #{pk} of tool {row.tool_name!r} was already {row.get_state_display().lower()}."
+    if row.expires_at <= now:
+        _expire(row)
+        return f"Call #{pk} of tool {row.tool_name!r} expired before it was decided."
+    if row.task_id and (task is None or task.status != wire.WORKING):
+        McpApproval.objects.settle(pk, ApprovalState.CANCELLED, reason="The task was cancelled.", decided_at=now)
+        return f"Call #{pk} of tool {row.tool_name!r} was cancelled by its caller."
+    return ""
+
+
+def _record_decision(row: McpApproval, *, approve: bool, user: Any, reason: str, now: datetime) -> None:
+    """The decision saved on the row; an approved task released once it commits, a rejected one ended."""
+    row.state = ApprovalState.APPROVED if approve else ApprovalState.REJECTED
+    row.reason = "" if approve else reason
+    row.decided_by = user
+    row.decided_at = now
+    row.save(update_fields=["state", "reason", "decided_by", "decided_at"])
+    if not row.task_id:
+        return
+    if approve:
+        task_id, approval_pk = row.task_id, row.pk
+        transaction.on_commit(lambda: _release(task_id, approval_pk))
+    else:
+        _end_task(row, refusal(row, row.tool_name, 0))
+
+
 def decide(pk: int, *, approve: bool, user: Any, reason: str = "") -> Decided:
     """Approve or reject pending call ``pk`` as ``user``; ``DecisionRefused`` says why not.
 
@@ -251,32 +282,13 @@ def decide(pk: int, *, approve: bool, user: Any, reason: str = "") -> Decided:
         raise DecisionRefused("You may not approve or reject calls (the approve_call permission is needed).")
     reason = reason.strip()[:2000]
     now = timezone.now()
-    refused = ""
     with transaction.atomic():
         row = McpApproval.objects.select_for_update().filter(pk=pk).first()
         if row is None:
             raise DecisionRefused(f"There is no call #{pk} awaiting approval.")
-        task = McpTask.objects.filter(pk=row.task_id).only("pk", "status").first() if row.task_id else None
-        if row.state != ApprovalState.PENDING:
-            refused = f"Call #{pk} of tool {row.tool_name!r} was already {row.get_state_display().lower()}."
-        elif row.expires_at <= now:
-            _expire(row)
-            refused = f"Call #{pk} of tool {row.tool_name!r} expired before it was decided."
-        elif row.task_id and (task is None or task.status != wire.WORKING):
-            McpApproval.objects.settle(pk, ApprovalState.CANCELLED, reason="The task was cancelled.", decided_at=now)
-            refused = f"Call #{pk} of tool {row.tool_name!r} was cancelled by its caller."
-        else:
-            row.state = ApprovalState.APPROVED if approve else ApprovalState.REJECTED
-            row.reason = "" if approve else reason
-            row.decided_by = user
-            row.decided_at = now
-            row.save(update_fields=["state", "reason", "decided_by", "decided_at"])
-            if row.task_id:
-                if approve:
-                    task_id, approval_pk = row.task_id, row.pk
-                    transaction.on_commit(lambda: _release(task_id, approval_pk))
-                else:
-                    _end_task(row, refusal(row, row.tool_name, 0))
+        refused = _undecidable(row, now)
+        if not refused:
+            _record_decision(row, approve=approve, user=user, reason=reason, now=now)
     if refused:
         raise DecisionRefused(refused)
     verb = "Approved" if approve else "Rejected"

@@ -233,6 +233,11 @@ def _type_of(prop: Any) -> str:
         return f"array of {_type_of(prop.get('items'))}"
     if isinstance(kind, str):
         return kind
+    return _alternatives(prop)
+
+
+def _alternatives(prop: dict[str, Any]) -> str:
+    """The types of the first anyOf (or oneOf) options, each once; "any" without them."""
     for key in ("anyOf", "oneOf"):
         options = prop.get(key)
         if isinstance(options, list) and options:

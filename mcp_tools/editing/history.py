@@ -58,6 +58,23 @@ def current_state(tool_pk: int) -> dict[str, Any] | None:
     return None if state is None else state[2]
 
 
+def _recreated(old: ToolRevision) -> Tool:
+    """A deleted tool back under its old id, one version past its last revision."""
+    tool = Tool(pk=old.tool_pk)
+    last = ToolRevision.objects.filter(tool_pk=old.tool_pk).exclude(version=None).first()
+    tool.version = (last.version or 0) + 1 if last is not None else 1
+    return tool
+
+
+def _existing_scopes(wanted: list[str]) -> list[Scope]:
+    """The scopes of those names; ValidationError when one no longer exists."""
+    scopes = list(Scope.objects.filter(name__in=wanted))
+    missing = sorted(set(wanted) - {s.name for s in scopes})
+    if missing:
+        raise ValidationError({"required_scopes": [f"Scope {name!r} no longer exists." for name in missing]})
+    return scopes
+
+
 def restore(old: ToolRevision, *, user: Any = None) -> Tool:
     """Bring the tool back to ``old``'s state as a new revision (re-creating a deleted tool
     under its old id). Raises ValidationError when that state is not valid any more (a
@@ -69,17 +86,11 @@ def restore(old: ToolRevision, *, user: Any = None) -> Tool:
         tool = Tool.objects.select_for_update().filter(pk=old.tool_pk).first()
         recreate = tool is None
         if tool is None:
-            tool = Tool(pk=old.tool_pk)
-            last = ToolRevision.objects.filter(tool_pk=old.tool_pk).exclude(version=None).first()
-            tool.version = (last.version or 0) + 1 if last is not None else 1
+            tool = _recreated(old)
         for name in EDITABLE_FIELDS:
             if name in data and name != "required_scopes":
                 setattr(tool, name, data[name])
-        wanted = data.get("required_scopes", [])
-        scopes = list(Scope.objects.filter(name__in=wanted))
-        missing = sorted(set(wanted) - {s.name for s in scopes})
-        if missing:
-            raise ValidationError({"required_scopes": [f"Scope {name!r} no longer exists." for name in missing]})
+        scopes = _existing_scopes(data.get("required_scopes", []))
         tool.full_clean()
         if user is not None and getattr(user, "is_authenticated", False):
             tool.updated_by = user

@@ -38,30 +38,35 @@ def export_tools(tools: Iterable[Tool] | None = None) -> dict[str, Any]:
     pks = [t.pk for t in tools] if tools is not None else list(Tool.objects.values_list("pk", flat=True))
     states = Tool.snapshots(pks, using)
     rows = sorted((state for state in states.values()), key=lambda s: s[0])
-    needed = {name for _, _, data in rows for name in data["required_scopes"]}
     scopes = {s.name: s for s in Scope.objects.prefetch_related("implies")}
+    needed = _with_implied({name for _, _, data in rows for name in data["required_scopes"]}, scopes)
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "tools": [data for _, _, data in rows],
+        "scopes": [_scope_entry(s) for name in sorted(needed) if (s := scopes.get(name)) is not None],
+    }
+
+
+def _with_implied(needed: set[str], scopes: dict[str, Scope]) -> set[str]:
+    """``needed`` and the scopes they imply, transitively, so the file is complete."""
     pending = list(needed)
-    while pending:  # implied scopes too, so the file is complete
+    while pending:
         scope = scopes.get(pending.pop())
         for implied in scope.implies.all() if scope is not None else ():
             if implied.name not in needed:
                 needed.add(implied.name)
                 pending.append(implied.name)
+    return needed
+
+
+def _scope_entry(scope: Scope) -> dict[str, Any]:
     return {
-        "format": FORMAT,
-        "version": FORMAT_VERSION,
-        "tools": [data for _, _, data in rows],
-        "scopes": [
-            {
-                "name": s.name,
-                "description": s.description,
-                "advertised": s.advertised,
-                "active": s.active,
-                "implies": sorted(i.name for i in s.implies.all()),
-            }
-            for name in sorted(needed)
-            if (s := scopes.get(name)) is not None
-        ],
+        "name": scope.name,
+        "description": scope.description,
+        "advertised": scope.advertised,
+        "active": scope.active,
+        "implies": sorted(i.name for i in scope.implies.all()),
     }
 
 
@@ -231,59 +236,88 @@ def import_tools(
     scope_specs = _scope_specs(scope_rows, problems)
     existing_scopes = set(Scope.objects.values_list("name", flat=True))
     known_scopes = existing_scopes | set(scope_specs)
-    for name, spec in scope_specs.items():
-        for implied in spec["implies"]:
-            if implied not in known_scopes:
-                problems.append(
-                    f"scope {name!r}: implies {implied!r}, which is neither in the file nor in the database"
-                )
+    problems.extend(
+        f"scope {name!r}: implies {implied!r}, which is neither in the file nor in the database"
+        for name, spec in scope_specs.items()
+        for implied in spec["implies"]
+        if implied not in known_scopes
+    )
     names = [row.get("name") for row in tool_rows if isinstance(row, dict)]
     existing = Tool.objects.in_bulk([n for n in names if isinstance(n, str)], field_name="name")
-    prepared: list[tuple[Tool, list[str], dict[str, Any]]] = []
-    seen: set[str] = set()
+    rows = _ToolRows(existing, known_scopes, problems, may_set_ui_domains=may_set_ui_domains)
     for number, row in enumerate(tool_rows, 1):
+        rows.check(number, row)
+    if problems:
+        raise ImportRejected(problems)
+    return _write(rows.prepared, scope_specs, existing_scopes, user=user, source=source, dry_run=dry_run)
+
+
+class _ToolRows:
+    """The file's tools checked one by one: their problems, and the tools ready to save."""
+
+    def __init__(
+        self, existing: dict[str, Tool], known_scopes: set[str], problems: list[str], *, may_set_ui_domains: bool
+    ) -> None:
+        self.existing = existing
+        self.known_scopes = known_scopes
+        self.problems = problems
+        self.may_set_ui_domains = may_set_ui_domains
+        self.seen: set[str] = set()
+        self.prepared: list[tuple[Tool, list[str], dict[str, Any]]] = []
+
+    def check(self, number: int, row: Any) -> None:
+        problems = self.problems
         if not isinstance(row, dict):
             problems.append(f"tool {number}: must be a JSON object")
-            continue
+            return
         tool_name = row.get("name")
         label = f"tool {number} ({_short(tool_name)})"
         unknown = sorted(set(row) - set(EDITABLE_FIELDS))
         if unknown:
             problems.append(f"{label}: unknown field(s) {', '.join(map(_cut, unknown))}")
         if isinstance(tool_name, str):
-            if tool_name in seen:
+            if tool_name in self.seen:
                 problems.append(f"{label}: the name appears more than once in the file")
-            seen.add(tool_name)
-        scopes = row.get("required_scopes", [])
-        if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
-            problems.append(f"{label}: required_scopes must be a list of scope names")
-            scopes = []
-        for scope in scopes:
-            if scope not in known_scopes:
-                problems.append(f"{label}: required_scopes: no scope {scope!r} in the file or the database")
+            self.seen.add(tool_name)
+        scopes = self._scopes(label, row)
         wrong = {key: p for key in EDITABLE_FIELDS if key in row and (p := _type_problem(key, row[key]))}
         problems.extend(f"{label}: {key}: {problem}" for key, problem in wrong.items())
-        tool = existing.get(tool_name) if isinstance(tool_name, str) else None
+        tool = self._filled(label, row, wrong)
+        try:
+            tool.full_clean(exclude=list(wrong))
+        except ValidationError as exc:
+            problems.extend(_messages(label, exc))
+        self.prepared.append((tool, sorted(set(scopes)), row))
+
+    def _scopes(self, label: str, row: dict[str, Any]) -> list[str]:
+        scopes = row.get("required_scopes", [])
+        if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+            self.problems.append(f"{label}: required_scopes must be a list of scope names")
+            scopes = []
+        self.problems.extend(
+            f"{label}: required_scopes: no scope {scope!r} in the file or the database"
+            for scope in scopes
+            if scope not in self.known_scopes
+        )
+        return scopes
+
+    def _filled(self, label: str, row: dict[str, Any], wrong: dict[str, str]) -> Tool:
+        """The tool of that name (or a new one) with the row's well-typed fields set."""
+        tool_name = row.get("name")
+        tool = self.existing.get(tool_name) if isinstance(tool_name, str) else None
         tool = tool if tool is not None else Tool()
         domains = {key: getattr(tool, key) for key in UI_CSP_FIELDS}
         for key in EDITABLE_FIELDS:
             if key in row and key != "required_scopes" and key not in wrong:
                 setattr(tool, key, row[key])
-        if not may_set_ui_domains:
-            problems.extend(
+        if not self.may_set_ui_domains:
+            self.problems.extend(
                 f"{label}: {key}: changing the origins a tool's view may reach needs the permission "
                 "to set them (set_ui_domains)"
                 for key, value in domains.items()
                 if getattr(tool, key) != value
             )
-        try:
-            tool.full_clean(exclude=list(wrong))
-        except ValidationError as exc:
-            problems.extend(_messages(label, exc))
-        prepared.append((tool, sorted(set(scopes)), row))
-    if problems:
-        raise ImportRejected(problems)
-    return _write(prepared, scope_specs, existing_scopes, user=user, source=source, dry_run=dry_run)
+        return tool
 
 
 def _envelope(document: Any) -> tuple[list[Any], list[Any]]:
@@ -307,29 +341,71 @@ def _scope_specs(rows: list[Any], problems: list[str]) -> dict[str, dict[str, An
         if not isinstance(row, dict) or not isinstance(name, str) or not SCOPE_NAME_RE.match(name):
             problems.append(f"{label}: needs a name of visible ASCII without spaces, quotes or backslashes")
             continue
-        unknown = sorted(set(row) - set(SCOPE_FIELDS))
-        if unknown:
-            problems.append(f"{label}: unknown field(s) {', '.join(unknown)}")
-        implies = row.get("implies", [])
-        if not isinstance(implies, list) or not all(isinstance(i, str) for i in implies):
-            problems.append(f"{label}: implies must be a list of scope names")
-            implies = []
-        description = row.get("description", "")
-        if not isinstance(description, str) or len(description) > 300:
-            problems.append(f"{label}: description must be text of at most 300 characters")
-            description = ""
-        flags = {key: row.get(key, True) for key in ("advertised", "active")}
-        for key, value in flags.items():
-            if not isinstance(value, bool):
-                problems.append(f"{label}: {key} must be true or false")
-        specs[name] = {"description": description, "implies": implies, **flags}
+        specs[name] = _scope_spec(label, row, problems)
     return specs
+
+
+def _scope_spec(label: str, row: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    unknown = sorted(set(row) - set(SCOPE_FIELDS))
+    if unknown:
+        problems.append(f"{label}: unknown field(s) {', '.join(unknown)}")
+    implies = row.get("implies", [])
+    if not isinstance(implies, list) or not all(isinstance(i, str) for i in implies):
+        problems.append(f"{label}: implies must be a list of scope names")
+        implies = []
+    description = row.get("description", "")
+    if not isinstance(description, str) or len(description) > 300:
+        problems.append(f"{label}: description must be text of at most 300 characters")
+        description = ""
+    flags = {key: row.get(key, True) for key in ("advertised", "active")}
+    problems.extend(
+        f"{label}: {key} must be true or false" for key, value in flags.items() if not isinstance(value, bool)
+    )
+    return {"description": description, "implies": implies, **flags}
 
 
 def _messages(label: str, exc: ValidationError) -> list[str]:
     if hasattr(exc, "error_dict"):
         return [f"{label}: {key}: {message}" for key, messages in exc.message_dict.items() for message in messages]
     return [f"{label}: {message}" for message in exc.messages]
+
+
+def _create_scopes(
+    scope_specs: dict[str, dict[str, Any]], existing_scopes: set[str]
+) -> tuple[dict[str, Scope], dict[str, Scope]]:
+    """Scopes the database lacks, created as the file describes them (existing ones stay); and
+    every scope by name."""
+    created_scopes = {
+        name: Scope.objects.create(
+            name=name, description=spec["description"], advertised=spec["advertised"], active=spec["active"]
+        )
+        for name, spec in scope_specs.items()
+        if name not in existing_scopes
+    }
+    by_name = {s.name: s for s in Scope.objects.all()}
+    for name, scope in created_scopes.items():
+        scope.implies.set([by_name[i] for i in scope_specs[name]["implies"]])
+    return created_scopes, by_name
+
+
+def _wanted(state: Any, row: dict[str, Any], scopes: list[str]) -> dict[str, Any]:
+    """The tool's data once the row is applied to its current state (None for a new tool)."""
+    old = state[2] if state is not None else None
+    wanted = {**(old or {}), **{k: v for k, v in row.items() if k != "required_scopes"}}
+    wanted["required_scopes"] = scopes if "required_scopes" in row else (old or {}).get("required_scopes", [])
+    return wanted
+
+
+def _save(
+    report: ImportReport, tool: Tool, old: dict[str, Any] | None, wanted: dict[str, Any], by_name: dict[str, Scope]
+) -> None:
+    if old is not None and old == wanted:
+        report.unchanged.append(tool.name)
+        return
+    (report.updated if old is not None else report.created).append(tool.name)
+    tool.save()
+    if old is None or old["required_scopes"] != wanted["required_scopes"]:
+        tool.required_scopes.set([by_name[s] for s in wanted["required_scopes"]])
 
 
 def _write(
@@ -346,33 +422,12 @@ def _write(
     comment = "Imported" if not dry_run else "Import (dry run)"
     with transaction.atomic(using=using):
         with CatalogVersion.batch(), revision(user=user, source=source, comment=comment):
-            # Scopes the database lacks are created as the file describes them; existing ones stay.
-            created_scopes = {
-                name: Scope.objects.create(
-                    name=name, description=spec["description"], advertised=spec["advertised"], active=spec["active"]
-                )
-                for name, spec in scope_specs.items()
-                if name not in existing_scopes
-            }
-            by_name = {s.name: s for s in Scope.objects.all()}
-            for name, scope in created_scopes.items():
-                scope.implies.set([by_name[i] for i in scope_specs[name]["implies"]])
+            created_scopes, by_name = _create_scopes(scope_specs, existing_scopes)
             report.scopes_created = sorted(created_scopes)
             before = Tool.snapshots([t.pk for t, _, _ in prepared if t.pk is not None], using)
             for tool, scopes, row in prepared:
                 state = before.get(tool.pk) if tool.pk is not None else None
-                old = state[2] if state is not None else None
-                wanted = {**(old or {}), **{k: v for k, v in row.items() if k != "required_scopes"}}
-                wanted["required_scopes"] = (
-                    scopes if "required_scopes" in row else (old or {}).get("required_scopes", [])
-                )
-                if old is not None and old == wanted:
-                    report.unchanged.append(tool.name)
-                    continue
-                (report.updated if old is not None else report.created).append(tool.name)
-                tool.save()
-                if old is None or old["required_scopes"] != wanted["required_scopes"]:
-                    tool.required_scopes.set([by_name[s] for s in wanted["required_scopes"]])
+                _save(report, tool, state[2] if state is not None else None, _wanted(state, row, scopes), by_name)
         if dry_run:  # after the revision rows were written, so they roll back too
             transaction.set_rollback(True, using=using)
     return report

@@ -115,23 +115,24 @@ def icon_problems(icons: Any) -> list[str]:
         return ["Icons must be a list of objects, each with a string src."]
     if len(icons) > MAX_ICONS:
         return [f"At most {MAX_ICONS} icons ({len(icons)} given)."]
+    return [problem for number, icon in enumerate(icons, 1) for problem in _icon_problems(number, icon)]
+
+
+def _icon_problems(number: int, icon: Any) -> list[str]:
+    if not isinstance(icon, dict) or not isinstance(icon.get("src"), str):
+        return [f"Icon {number}: must be an object with a string src."]
     problems = []
-    for number, icon in enumerate(icons, 1):
-        if not isinstance(icon, dict) or not isinstance(icon.get("src"), str):
-            problems.append(f"Icon {number}: must be an object with a string src.")
-            continue
-        if not icon["src"].lower().startswith(ICON_SCHEMES):
-            problems.append(f"Icon {number}: the URL must start with https: or data:.")
-        unknown = sorted(set(icon) - ICON_KEYS)
-        if unknown:
-            problems.append(f"Icon {number}: unknown key(s) {', '.join(map(str, unknown))}.")
-        if "mimeType" in icon and not isinstance(icon["mimeType"], str):
-            problems.append(f"Icon {number}: mimeType must be a string.")
-        if "theme" in icon and icon["theme"] not in ("light", "dark"):
-            problems.append(f'Icon {number}: theme must be "light" or "dark".')
-        sizes = icon.get("sizes", [])
-        if not isinstance(sizes, list) or not all(isinstance(size, str) for size in sizes):
-            problems.append(f"Icon {number}: sizes must be a list of strings.")
+    if not icon["src"].lower().startswith(ICON_SCHEMES):
+        problems.append(f"Icon {number}: the URL must start with https: or data:.")
+    unknown = sorted(set(icon) - ICON_KEYS)
+    if unknown:
+        problems.append(f"Icon {number}: unknown key(s) {', '.join(map(str, unknown))}.")
+    if "mimeType" in icon and not isinstance(icon["mimeType"], str):
+        problems.append(f"Icon {number}: mimeType must be a string.")
+    if "theme" in icon and icon["theme"] not in ("light", "dark"):
+        problems.append(f'Icon {number}: theme must be "light" or "dark".')
+    if not _names(icon.get("sizes", [])):
+        problems.append(f"Icon {number}: sizes must be a list of strings.")
     return problems
 
 
@@ -483,6 +484,22 @@ class Tool(models.Model):
         errors: dict[str, list[str]] = {}
         # Fields already refused for their depth or size are not looked into again.
         oversized = {field for field, most in MAX_JSON_BYTES.items() if json_problem(getattr(self, field), most)}
+        self._clean_text(errors)
+        self._clean_handler(errors, oversized)
+        self._clean_schemas(errors, oversized)
+        if "icons" not in oversized:
+            errors.setdefault("icons", []).extend(icon_problems(self.icons))
+        if not _names(self.sensitive_arguments):
+            errors.setdefault("sensitive_arguments", []).append("A list of argument names (strings).")
+        if "tags" not in oversized:
+            errors.setdefault("tags", []).extend(tag_problems(self.tags))
+        for field, messages in ui_problems(self, oversized).items():
+            errors.setdefault(field, []).extend(messages)
+        errors = {field: messages for field, messages in errors.items() if messages}
+        if errors:
+            raise ValidationError(errors)
+
+    def _clean_text(self, errors: dict[str, list[str]]) -> None:
         for field in TEXT_FIELDS:
             if "\x00" in str(getattr(self, field) or ""):  # PostgreSQL refuses it in text
                 errors.setdefault(field, []).append("Contains a NUL character.")
@@ -490,26 +507,31 @@ class Tool(models.Model):
             errors.setdefault("description", []).append(
                 f"At most {MAX_DESCRIPTION_CHARS} characters ({len(self.description)} given)."
             )
+
+    def _clean_handler(self, errors: dict[str, list[str]], oversized: Collection[str]) -> None:
         kind = registry.get(self.handler_key)
         if not self.handler_key:
-            pass  # "This field cannot be blank" says it already
-        elif kind is None:
+            return  # "This field cannot be blank" says it already
+        if kind is None:
             errors.setdefault("handler_key", []).append(f"No handler is registered under {self.handler_key!r}.")
-        elif "handler_config" in oversized:
-            pass
-        else:
-            for message in kind.config_errors(self.handler_config):
-                errors.setdefault("handler_config", []).append(message)
-            if "handler_config" not in errors:
-                # A kind that derives its tools' schemas from the config (contrib.drf) sets them.
-                try:
-                    derived = kind.derived_schemas(self.handler_config)
-                except ValueError as exc:
-                    errors.setdefault("handler_config", []).append(str(exc))
-                else:
-                    if derived is not None:
-                        self.input_schema, self.output_schema = derived
-        # Every problem of a schema, each with its path, so one save shows them all.
+            return
+        if "handler_config" in oversized:
+            return
+        for message in kind.config_errors(self.handler_config):
+            errors.setdefault("handler_config", []).append(message)
+        if "handler_config" in errors:
+            return
+        # A kind that derives its tools' schemas from the config (contrib.drf) sets them.
+        try:
+            derived = kind.derived_schemas(self.handler_config)
+        except ValueError as exc:
+            errors.setdefault("handler_config", []).append(str(exc))
+            return
+        if derived is not None:
+            self.input_schema, self.output_schema = derived
+
+    def _clean_schemas(self, errors: dict[str, list[str]], oversized: Collection[str]) -> None:
+        """Every problem of a schema, each with its path, so one save shows them all."""
         for field, problems in (("input_schema", input_schema_problems), ("output_schema", output_schema_problems)):
             value = getattr(self, field)
             if field == "output_schema" and value is None:
@@ -520,23 +542,15 @@ class Tool(models.Model):
                     errors.setdefault(field, []).append(problem)
                 continue
             errors.setdefault(field, []).extend(problems(value))
-        if "icons" not in oversized:
-            errors.setdefault("icons", []).extend(icon_problems(self.icons))
-        if not isinstance(self.sensitive_arguments, list) or not all(
-            isinstance(n, str) for n in self.sensitive_arguments
-        ):
-            errors.setdefault("sensitive_arguments", []).append("A list of argument names (strings).")
-        if "tags" not in oversized:
-            errors.setdefault("tags", []).extend(tag_problems(self.tags))
-        for field, messages in ui_problems(self, oversized).items():
-            errors.setdefault(field, []).extend(messages)
-        errors = {field: messages for field, messages in errors.items() if messages}
-        if errors:
-            raise ValidationError(errors)
 
     @property
     def has_ui(self) -> bool:
         return bool(self.ui_template or self.ui_template_name)
+
+
+def _names(value: Any) -> bool:
+    """Whether ``value`` is a list of strings."""
+    return isinstance(value, list) and all(isinstance(n, str) for n in value)
 
 
 def tag_problems(tags: Any) -> list[str]:
@@ -560,18 +574,23 @@ def ui_problems(tool: Tool, oversized: Collection[str] = ()) -> dict[str, list[s
     known names, the template is bounded, and the UI's settings need a UI to apply to."""
     errors: dict[str, list[str]] = {}
     for field in UI_CSP_FIELDS:
-        value = getattr(tool, field)
-        if field in oversized:
-            continue
-        if not isinstance(value, list):
-            errors[field] = ["A list of origins."]
-            continue
-        if len(value) > MAX_UI_ORIGINS:
-            errors[field] = [f"At most {MAX_UI_ORIGINS} origins ({len(value)} given)."]
-            continue
-        found = [p for p in map(origin_problem, value) if p is not None]
-        if found:
-            errors[field] = found
+        if field not in oversized:
+            found = _origins_problems(getattr(tool, field))
+            if found:
+                errors[field] = found
+    _permissions_and_domain(tool, oversized, errors)
+    _template_and_visibility(tool, errors)
+    if "ui_tools" not in oversized:
+        problems = _view_tools_problems(tool)
+        if problems:
+            errors["ui_tools"] = problems
+    if "ui_template" not in errors and "ui_template_name" not in errors and tool.has_ui:
+        for field, messages in template_problems(tool.ui_template, tool.ui_template_name).items():
+            errors.setdefault(field, []).extend(messages)
+    return errors
+
+
+def _permissions_and_domain(tool: Tool, oversized: Collection[str], errors: dict[str, list[str]]) -> None:
     permissions = tool.ui_permissions
     if "ui_permissions" not in oversized and (
         not isinstance(permissions, list) or not all(p in PERMISSIONS for p in permissions)
@@ -581,22 +600,31 @@ def ui_problems(tool: Tool, oversized: Collection[str] = ()) -> dict[str, list[s
         problem = domain_problem(tool.ui_domain)
         if problem is not None:
             errors["ui_domain"] = [problem]
+
+
+def _template_and_visibility(tool: Tool, errors: dict[str, list[str]]) -> None:
     if isinstance(tool.ui_template, str) and len(tool.ui_template) > MAX_UI_TEMPLATE_CHARS:
         errors["ui_template"] = [f"At most {MAX_UI_TEMPLATE_CHARS} characters ({len(tool.ui_template)} given)."]
     if tool.ui_template and tool.ui_template_name:
         errors["ui_template_name"] = ["Give a template or a template path, not both."]
     if tool.ui_visibility == UiVisibility.APP and not tool.has_ui:
         errors["ui_visibility"] = ["An app-only tool needs a UI (a template or a template path)."]
-    if "ui_tools" not in oversized:
-        problems = ui_tools_problems(tool.ui_tools)
-        if not problems and tool.ui_tools and not tool.has_ui:
-            problems = ["Only a view calls tools: give the tool a UI (a template or a template path)."]
-        if problems:
-            errors["ui_tools"] = problems
-    if "ui_template" not in errors and "ui_template_name" not in errors and tool.has_ui:
-        for field, messages in template_problems(tool.ui_template, tool.ui_template_name).items():
-            errors.setdefault(field, []).extend(messages)
-    return errors
+
+
+def _origins_problems(value: Any) -> list[str]:
+    """What is wrong with one of the CSP lists of origins."""
+    if not isinstance(value, list):
+        return ["A list of origins."]
+    if len(value) > MAX_UI_ORIGINS:
+        return [f"At most {MAX_UI_ORIGINS} origins ({len(value)} given)."]
+    return [p for p in map(origin_problem, value) if p is not None]
+
+
+def _view_tools_problems(tool: Tool) -> list[str]:
+    problems = ui_tools_problems(tool.ui_tools)
+    if not problems and tool.ui_tools and not tool.has_ui:
+        return ["Only a view calls tools: give the tool a UI (a template or a template path)."]
+    return problems
 
 
 def ui_tools_problems(names: Any) -> list[str]:

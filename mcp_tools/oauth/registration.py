@@ -105,17 +105,25 @@ def police(data: dict[str, Any], *, auth_method: bool = True) -> tuple[str, str]
     grants = data.get("grant_types", ["authorization_code"])
     if not isinstance(grants, list):
         return "invalid_client_metadata", "grant_types must be a list"
-    grants = [g for g in dict.fromkeys(grants) if g in REGISTRABLE_GRANTS]
-    if "authorization_code" not in grants:
-        grants.insert(0, "authorization_code")
-    data["grant_types"] = grants
+    data["grant_types"] = _registrable_grants(grants)
     if "response_types" in data:
         data["response_types"] = ["code"]
-    if auth_method:
-        method = data.get("token_endpoint_auth_method", "client_secret_basic")
-        allowed = auth_methods()
-        if method not in allowed:
-            return "invalid_client_metadata", f"token_endpoint_auth_method must be one of {', '.join(allowed)}"
+    return _auth_method_refusal(data) if auth_method else None
+
+
+def _registrable_grants(grants: list[Any]) -> list[Any]:
+    """The grants asked for that registration gives, each once; the authorization code always."""
+    kept = [g for g in dict.fromkeys(grants) if g in REGISTRABLE_GRANTS]
+    if "authorization_code" not in kept:
+        kept.insert(0, "authorization_code")
+    return kept
+
+
+def _auth_method_refusal(data: dict[str, Any]) -> tuple[str, str] | None:
+    method = data.get("token_endpoint_auth_method", "client_secret_basic")
+    allowed = auth_methods()
+    if method not in allowed:
+        return "invalid_client_metadata", f"token_endpoint_auth_method must be one of {', '.join(allowed)}"
     return None
 
 

@@ -194,11 +194,7 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context: dict[str, Any] = super().get_context_data(**kwargs)
-        redirect_uri = str(context.get("redirect_uri") or "")
-        parts = urlsplit(redirect_uri)
-        host = (parts.hostname or "").lower()
-        context["redirect_host"] = host or parts.scheme
-        context["redirect_is_loopback"] = parts.scheme == "http" and registration.is_loopback(host)
+        context.update(_redirect_context(str(context.get("redirect_uri") or "")))
         client_id = str(context.get("client_id") or "")
         context["client_id_host"] = urlsplit(client_id).hostname if client_id.startswith("https://") else ""
         application = context.get("application")
@@ -255,3 +251,14 @@ dcr_register = with_cors(registration.register, "POST, OPTIONS")
 dcr_manage = with_cors(registration.manage, "GET, PUT, DELETE, OPTIONS")
 server_metadata = with_cors(authorization_server_metadata, "GET, OPTIONS")
 resource_metadata = with_cors(protected_resource_metadata, "GET, OPTIONS")
+
+
+def _redirect_context(redirect_uri: str) -> dict[str, Any]:
+    """Where the consent page says the browser goes next: the redirect URI's host (its scheme
+    for a private-use one), and whether it is this machine."""
+    parts = urlsplit(redirect_uri)
+    host = (parts.hostname or "").lower()
+    return {
+        "redirect_host": host or parts.scheme,
+        "redirect_is_loopback": parts.scheme == "http" and registration.is_loopback(host),
+    }

@@ -141,39 +141,52 @@ def _verdict(tool: Tool, grant: Grant, principal: Principal, held: frozenset[str
         _scope_reasons(required, principal, catalog, reasons)
     permissions = _permissions(tool)
     if permissions:
-        if principal.user is None:
-            reasons.append(
-                f"needs the Django permissions {', '.join(sorted(permissions))}, and this backend has no "
-                "user (the open backend, or a client-credentials token): use a backend that "
-                "authenticates users, e.g. the DOT backend"
-            )
-        elif not getattr(principal.user, "is_active", False):
-            reasons.append(f"{_who(principal)} is inactive")
-        else:
-            missing = sorted(permissions - held)
-            if missing:
-                reasons.append(
-                    f"{_who(principal)} lacks the Django permission{'s' if len(missing) > 1 else ''} "
-                    f"{', '.join(missing)}: grant {'them' if len(missing) > 1 else 'it'} to the user or one "
-                    "of their groups (admin: Users or Groups)"
-                )
-    compiled = catalog.get(tool.name) if tool.enabled and kind is not None else None
-    if compiled is not None and compiled.unavailable:
-        reasons.append(
-            f"not served by this process: {compiled.unavailable} (a handlers module added after a server "
-            "started is loaded when it restarts)"
-        )
-    elif not reasons and tool.enabled and kind is not None:
-        if compiled is None:
-            reasons.append("not in the current catalog yet (it changes with the next catalog version)")
-        elif not get_auth_backend().can_see(compiled, principal):
-            reasons.append(f"the auth backend {type(get_auth_backend()).__name__} refuses it (can_see)")
+        _permission_reasons(permissions, principal, held, reasons)
+    if tool.enabled and kind is not None:
+        _serving_reasons(tool, principal, catalog, reasons)
     verdict.visible = not reasons
     if tool.rate_limit:
         verdict.notes.append(f"rate limited to {tool.rate_limit} per caller")
     if tool.requires_approval:
         verdict.notes.append("each call waits for a person's approval in the admin")
     return verdict
+
+
+def _permission_reasons(
+    permissions: frozenset[str], principal: Principal, held: frozenset[str], reasons: list[str]
+) -> None:
+    if principal.user is None:
+        reasons.append(
+            f"needs the Django permissions {', '.join(sorted(permissions))}, and this backend has no "
+            "user (the open backend, or a client-credentials token): use a backend that "
+            "authenticates users, e.g. the DOT backend"
+        )
+        return
+    if not getattr(principal.user, "is_active", False):
+        reasons.append(f"{_who(principal)} is inactive")
+        return
+    missing = sorted(permissions - held)
+    if missing:
+        reasons.append(
+            f"{_who(principal)} lacks the Django permission{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)}: grant {'them' if len(missing) > 1 else 'it'} to the user or one "
+            "of their groups (admin: Users or Groups)"
+        )
+
+
+def _serving_reasons(tool: Tool, principal: Principal, catalog: Catalog, reasons: list[str]) -> None:
+    """Why an enabled tool of a registered kind is not listed: the catalog's word and the backend's."""
+    compiled = catalog.get(tool.name)
+    if compiled is not None and compiled.unavailable:
+        reasons.append(
+            f"not served by this process: {compiled.unavailable} (a handlers module added after a server "
+            "started is loaded when it restarts)"
+        )
+    elif not reasons:
+        if compiled is None:
+            reasons.append("not in the current catalog yet (it changes with the next catalog version)")
+        elif not get_auth_backend().can_see(compiled, principal):
+            reasons.append(f"the auth backend {type(get_auth_backend()).__name__} refuses it (can_see)")
 
 
 def _scope_reasons(required: set[str], principal: Principal, catalog: Catalog, reasons: list[str]) -> None:

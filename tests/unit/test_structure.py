@@ -3,6 +3,7 @@ runner's typed outcomes, and the import contracts of ARCHITECTURE.md."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -190,3 +191,160 @@ def test_import_contracts_hold() -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "BROKEN" not in done.stdout
     assert done.stdout.count("KEPT") >= 4
+
+
+# The size rules of issue 35, measured on the package's source (migrations excluded). The decision
+# points are counted as radon's cyclomatic complexity counts them, so that `radon cc` and this test
+# agree, without radon at test time: 1 per function, +1 per if/elif/ternary/assert, +1 per loop
+# (+1 more for its else), +1 per except (+1 for a try's else), +1 per comprehension and per filter
+# in it, +1 per extra operand of and/or, +1 per match case (a bare `case _` or capture not counted).
+# A nested function or class is measured on its own, not as part of the function that holds it.
+
+PACKAGE = ROOT / "mcp_tools"
+MOST_COMPLEX_SHARE = 0.03  # of the functions with more than 10 decision points (cyclomatic > 11)
+MOST_DECISIONS = 11
+MOST_POSITIONAL, MOST_PARAMETERS = 5, 8
+PARAMETER_EXCEPTIONS: frozenset[str] = frozenset()  # at most one, named "module:qualname"
+TRANSPORT_MODULE_LINES, TRANSPORT_FUNCTION_LINES = 400, 60
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "migrations" not in p.relative_to(PACKAGE).parts)
+
+
+def _functions(path: Path) -> list[tuple[str, _Function]]:
+    """Every function and method of the module, nested ones too, as ("module:qualname", node)."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    return _functions_in(ast.parse(path.read_text(encoding="utf-8"), str(path)), module)
+
+
+def _functions_in(tree: ast.Module, module: str) -> list[tuple[str, _Function]]:
+    found: list[tuple[str, _Function]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.append((f"{module}:{prefix}{child.name}", child))
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return found
+
+
+def _decision_points(node: ast.AST) -> int:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return 0  # measured on its own
+    if isinstance(node, ast.Assert):
+        return 1  # radon does not look inside an assert
+    match node:
+        case ast.If() | ast.IfExp():
+            own = 1
+        case ast.BoolOp(values=values):
+            own = len(values) - 1
+        case ast.For() | ast.AsyncFor() | ast.While():
+            own = 1 + bool(node.orelse)
+        case ast.Try(handlers=handlers, orelse=orelse):
+            own = len(handlers) + bool(orelse)
+        case ast.comprehension(ifs=ifs):
+            own = 1 + len(ifs)
+        case ast.Match(cases=cases):
+            catch_all = any(isinstance(c.pattern, ast.MatchAs) and c.pattern.pattern is None for c in cases)
+            own = max(0, len(cases) - catch_all)
+        case _:
+            own = 0
+    return own + sum(_decision_points(child) for child in ast.iter_child_nodes(node))
+
+
+def cyclomatic(function: _Function) -> int:
+    """The function's cyclomatic complexity as radon computes it (its body only)."""
+    return 1 + sum(_decision_points(statement) for statement in function.body)
+
+
+def _parameters(function: _Function) -> tuple[int, int]:
+    """(positional, in all), self/cls not counted, *args and **kwargs one each."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    if positional and positional[0].arg in {"self", "cls"}:
+        positional = positional[1:]
+    every = len(positional) + len(arguments.kwonlyargs) + bool(arguments.vararg) + bool(arguments.kwarg)
+    return len(positional), every
+
+
+def test_the_counter_agrees_with_radon_on_known_shapes() -> None:
+    source = """
+def f(a, b):
+    if a and b or a:
+        return [x for x in a if x if not x]
+    for x in b:
+        pass
+    else:
+        pass
+    try:
+        pass
+    except KeyError:
+        pass
+    except ValueError:
+        pass
+    else:
+        pass
+    while a:
+        assert a or b
+    match a:
+        case 1:
+            pass
+        case _:
+            pass
+    def inner():
+        if a:
+            pass
+    return 1 if a else 2
+"""
+    (name, function), (inner_name, inner) = _functions_in(ast.parse(source), "m")
+    # 1 + if 1 + and/or 2 + comprehension 1+2 + for/else 2 + excepts 2 + try else 1 + while 1 + assert 1
+    # + case 1 + ternary 1 = 16, as `radon cc` says of this source
+    assert (name, cyclomatic(function)) == ("m:f", 16)
+    assert (inner_name, cyclomatic(inner)) == ("m:f.inner", 2)
+
+
+def test_few_functions_have_more_than_ten_decision_points() -> None:
+    measured = [(name, cyclomatic(f)) for path in _modules() for name, f in _functions(path)]
+    complex_ = sorted((f"{name} ({value})" for name, value in measured if value > MOST_DECISIONS), key=str)
+    limit = int(MOST_COMPLEX_SHARE * len(measured))
+    assert len(complex_) <= limit, (
+        f"{len(complex_)} of {len(measured)} functions have a cyclomatic complexity above {MOST_DECISIONS}"
+        f" (at most {limit}, {MOST_COMPLEX_SHARE:.0%}): split the biggest:\n" + "\n".join(complex_)
+    )
+
+
+def test_no_function_takes_a_long_list_of_parameters() -> None:
+    offenders = []
+    for path in _modules():
+        for name, function in _functions(path):
+            positional, every = _parameters(function)
+            if (positional > MOST_POSITIONAL or every > MOST_PARAMETERS) and name not in PARAMETER_EXCEPTIONS:
+                offenders.append(f"{name} ({positional} positional, {every} in all)")
+    assert len(PARAMETER_EXCEPTIONS) <= 1
+    assert offenders == [], (
+        f"more than {MOST_POSITIONAL} positional or {MOST_PARAMETERS} parameters in all"
+        " (pass a dataclass, or make them keyword-only):\n" + "\n".join(offenders)
+    )
+
+
+def test_the_transport_modules_and_functions_are_short() -> None:
+    long_modules, long_functions = [], []
+    for path in sorted((PACKAGE / "transport").rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > TRANSPORT_MODULE_LINES:
+            long_modules.append(f"{path.relative_to(ROOT).as_posix()} ({lines} lines)")
+        for name, function in _functions(path):
+            length = (function.end_lineno or function.lineno) - function.lineno + 1
+            if length > TRANSPORT_FUNCTION_LINES:
+                long_functions.append(f"{name} ({length} lines)")
+    assert long_modules == [], f"transport modules over {TRANSPORT_MODULE_LINES} lines: {long_modules}"
+    assert long_functions == [], f"transport functions over {TRANSPORT_FUNCTION_LINES} lines: {long_functions}"

@@ -86,6 +86,17 @@ def exact_output(toolset: ModelToolset, serializer: serializers.Serializer) -> b
     return True
 
 
+def _relation(model: Any, name: str) -> Any:
+    """The model's relation of that name; None for a column, a property or a method."""
+    if not name:
+        return None
+    try:
+        model_field = model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None  # a property or method: nothing to join
+    return model_field if model_field.is_relation else None
+
+
 def _plan(serializer: serializers.Serializer) -> tuple[list[str], list[Any]]:
     """select_related / prefetch_related for what the serializer reads, so a page costs the
     same number of queries whatever its size: ids of a foreign key need no join (DRF reads
@@ -95,14 +106,9 @@ def _plan(serializer: serializers.Serializer) -> tuple[list[str], list[Any]]:
     prefetch: list[Any] = []
     for f in s.readable_fields(serializer):
         source = f.source
-        if source == "*" or not source:
-            continue
-        head = source.split(".")[0]
-        try:
-            model_field = model._meta.get_field(head)
-        except FieldDoesNotExist:
-            continue  # a property or method: nothing to join
-        if not model_field.is_relation:
+        head = source.split(".")[0] if source else ""
+        model_field = _relation(model, head) if source != "*" else None
+        if model_field is None:
             continue
         many = model_field.many_to_many or model_field.one_to_many
         if isinstance(f, relations.ManyRelatedField) and isinstance(f.child_relation, relations.PrimaryKeyRelatedField):
@@ -135,46 +141,66 @@ def _field_writer(model: type[models.Model], f: serializers.Field) -> Writer:
     """One field's value of a row: a shortcut for a plain column, a foreign key's id and a
     prefetched many-to-many's ids (what DRF reads and writes for them), DRF's path otherwise."""
     source = f.source
-    try:
-        model_field = model._meta.get_field(source) if source and "." not in source and source != "*" else None
-    except FieldDoesNotExist:
-        model_field = None
+    model_field = _column(model, source)
     if not isinstance(model_field, models.Field) or f.default is not serializers.empty:
         return _generic(f)  # a property, a method, a reverse relation, a default: DRF's reading
     kind = type(f)
     if kind is relations.PrimaryKeyRelatedField and model_field.many_to_one and f.use_pk_only_optimization():
-        attname, pk_field = model_field.attname, f.pk_field
+        return _id_writer(model_field.attname, f.pk_field)
+    if kind is relations.ManyRelatedField and _prefetched_ids(model_field, f):
+        return _ids_writer(source, _generic(f))
+    if _plain_value(kind, model_field):
+        return _value_writer(source, f.to_representation)
+    return _generic(f)
 
-        def write_id(instance: Any) -> Any:
-            value = getattr(instance, attname)
-            return None if value is None else value if pk_field is None else pk_field.to_representation(value)
 
-        return write_id
-    if (
-        kind is relations.ManyRelatedField
-        and model_field.many_to_many
+def _plain_value(kind: type, model_field: models.Field[Any, Any]) -> bool:
+    """Whether a built-in field over a concrete column writes its value as the column holds it."""
+    return kind in BUILT_FIELDS and model_field.concrete and not model_field.is_relation and kind not in _SPECIAL
+
+
+def _column(model: type[models.Model], source: str) -> Any:
+    """The model's field a serializer field's source names, if it is a plain name."""
+    try:
+        return model._meta.get_field(source) if source and "." not in source and source != "*" else None
+    except FieldDoesNotExist:
+        return None
+
+
+def _prefetched_ids(model_field: models.Field[Any, Any], f: Any) -> bool:
+    """Whether a many-related field's ids can be read from the prefetched rows."""
+    return bool(
+        model_field.many_to_many
         and not model_field.auto_created
         and type(f.child_relation) is relations.PrimaryKeyRelatedField
         and f.child_relation.pk_field is None
-    ):
-        fallback = _generic(f)
+    )
 
-        def write_ids(instance: Any) -> Any:
-            cached = getattr(instance, "_prefetched_objects_cache", {}).get(source)
-            if cached is None or instance.pk is None:
-                return fallback(instance)
-            return [related.pk for related in cached]
 
-        return write_ids
-    if kind in BUILT_FIELDS and model_field.concrete and not model_field.is_relation and kind not in _SPECIAL:
-        represent = f.to_representation
+def _id_writer(attname: str, pk_field: Any) -> Writer:
+    def write_id(instance: Any) -> Any:
+        value = getattr(instance, attname)
+        return None if value is None else value if pk_field is None else pk_field.to_representation(value)
 
-        def write_value(instance: Any) -> Any:
-            value = getattr(instance, source)
-            return None if value is None else represent(value)
+    return write_id
 
-        return write_value
-    return _generic(f)
+
+def _ids_writer(source: str, fallback: Writer) -> Writer:
+    def write_ids(instance: Any) -> Any:
+        cached = getattr(instance, "_prefetched_objects_cache", {}).get(source)
+        if cached is None or instance.pk is None:
+            return fallback(instance)
+        return [related.pk for related in cached]
+
+    return write_ids
+
+
+def _value_writer(source: str, represent: Writer) -> Writer:
+    def write_value(instance: Any) -> Any:
+        value = getattr(instance, source)
+        return None if value is None else represent(value)
+
+    return write_value
 
 
 # Fields whose value is not the column's attribute (files: a URL; ModelField, ReadOnlyField:
@@ -331,65 +357,9 @@ def _operation_schemas(
     lookup_schema = _lookup_schema(toolset, serializer)
     plural = str(toolset.opts.verbose_name_plural)
     if operation == "list":
-        properties = _query_properties(toolset, serializer)
-        if toolset.orderings:
-            names = [n for name in toolset.orderings for n in (name, f"-{name}")]
-            default = list(toolset.ordering) or ["pk"]
-            properties["order_by"] = {
-                "type": "array",
-                "items": {"enum": names},
-                "maxItems": toolset.max_ordering,
-                "uniqueItems": True,
-                "description": f"Sort keys, '-' for descending (default: {', '.join(default)}); ties by id.",
-            }
-        properties["limit"] = {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": toolset.max_page_size,
-            "default": toolset.page_size,
-            "description": "Rows per page.",
-        }
-        properties["cursor"] = {
-            "type": "string",
-            "maxLength": 4096,
-            "description": "next_cursor of the previous page, with the same filter, search and order_by.",
-        }
-        properties["include_total"] = {
-            "type": "boolean",
-            "default": False,
-            "description": "Also count every matching row (one more query).",
-        }
-        input_schema = {"type": "object", "properties": properties, "additionalProperties": False}
-        output = {
-            "type": "object",
-            "properties": {
-                "items": {"type": "array", "items": row},
-                "next_cursor": {
-                    "type": ["string", "null"],
-                    "description": "Pass it as cursor for the next page; null on the last page.",
-                },
-                "total": {"type": "integer", "minimum": 0, "description": f"Matching {plural} (include_total)."},
-            },
-            "required": ["items", "next_cursor"],
-            "additionalProperties": False,
-        }
-        return input_schema, output
+        return _list_schemas(toolset, serializer, row, plural)
     if operation in ("get", "delete"):
-        input_schema = {
-            "type": "object",
-            "properties": {lookup: lookup_schema},
-            "required": [lookup],
-            "additionalProperties": False,
-        }
-        if operation == "get":
-            return input_schema, row
-        output = {
-            "type": "object",
-            "properties": {"deleted": {"const": True}, lookup: lookup_schema},
-            "required": ["deleted", lookup],
-            "additionalProperties": False,
-        }
-        return input_schema, output
+        return _lookup_schemas(operation, row, lookup, lookup_schema)
     if operation == "create":
         return s.object_schema(serializer, output=False), row
     if operation == "update":
@@ -405,6 +375,89 @@ def _operation_schemas(
         }
         return input_schema, row
     assert operation == "aggregate"
+    return _aggregate_schemas(toolset, serializer)
+
+
+_Schemas = tuple[dict[str, Any], dict[str, Any] | None]
+
+
+def _list_schemas(
+    toolset: ModelToolset, serializer: serializers.Serializer, row: dict[str, Any], plural: str
+) -> _Schemas:
+    properties = _query_properties(toolset, serializer)
+    if toolset.orderings:
+        names = [n for name in toolset.orderings for n in (name, f"-{name}")]
+        default = list(toolset.ordering) or ["pk"]
+        properties["order_by"] = {
+            "type": "array",
+            "items": {"enum": names},
+            "maxItems": toolset.max_ordering,
+            "uniqueItems": True,
+            "description": f"Sort keys, '-' for descending (default: {', '.join(default)}); ties by id.",
+        }
+    properties["limit"] = {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": toolset.max_page_size,
+        "default": toolset.page_size,
+        "description": "Rows per page.",
+    }
+    properties["cursor"] = {
+        "type": "string",
+        "maxLength": 4096,
+        "description": "next_cursor of the previous page, with the same filter, search and order_by.",
+    }
+    properties["include_total"] = {
+        "type": "boolean",
+        "default": False,
+        "description": "Also count every matching row (one more query).",
+    }
+    input_schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    output = {
+        "type": "object",
+        "properties": {
+            "items": {"type": "array", "items": row},
+            "next_cursor": {
+                "type": ["string", "null"],
+                "description": "Pass it as cursor for the next page; null on the last page.",
+            },
+            "total": {"type": "integer", "minimum": 0, "description": f"Matching {plural} (include_total)."},
+        },
+        "required": ["items", "next_cursor"],
+        "additionalProperties": False,
+    }
+    return input_schema, output
+
+
+def _lookup_schemas(operation: str, row: dict[str, Any], lookup: str, lookup_schema: dict[str, Any]) -> _Schemas:
+    """get and delete: the row named by its lookup argument."""
+    input_schema = {
+        "type": "object",
+        "properties": {lookup: lookup_schema},
+        "required": [lookup],
+        "additionalProperties": False,
+    }
+    if operation == "get":
+        return input_schema, row
+    output = {
+        "type": "object",
+        "properties": {"deleted": {"const": True}, lookup: lookup_schema},
+        "required": ["deleted", lookup],
+        "additionalProperties": False,
+    }
+    return input_schema, output
+
+
+def _group_schema(toolset: ModelToolset, fields: dict[str, Any]) -> dict[str, Any]:
+    """The values of the group_by fields: one schema, or any of theirs."""
+    group_values = [
+        s.value_schema(fields[name], toolset.model_field(name), constraints=False) for name in toolset.groups
+    ]
+    unique = [v for i, v in enumerate(group_values) if v not in group_values[:i]]
+    return s.nullable(unique[0] if len(unique) == 1 else {"anyOf": unique})
+
+
+def _aggregate_schemas(toolset: ModelToolset, serializer: serializers.Serializer) -> _Schemas:
     properties = _query_properties(toolset, serializer)
     fields = {f.field_name: f for f in s.readable_fields(serializer)}
     group_item: dict[str, Any] = {"count": {"type": "integer", "minimum": 0}}
@@ -422,11 +475,7 @@ def _operation_schemas(
             group_item[f"{function}_{name}"] = _aggregate_value(toolset, fields, function, name)
     if toolset.groups:
         properties["group_by"] = {"enum": list(toolset.groups), "description": "One row per value of this field."}
-        group_values = [
-            s.value_schema(fields[name], toolset.model_field(name), constraints=False) for name in toolset.groups
-        ]
-        unique = [v for i, v in enumerate(group_values) if v not in group_values[:i]]
-        group_item["group"] = s.nullable(unique[0] if len(unique) == 1 else {"anyOf": unique})
+        group_item["group"] = _group_schema(toolset, fields)
     input_schema = {"type": "object", "properties": properties, "additionalProperties": False}
     output = {
         "type": "object",

@@ -533,20 +533,19 @@ def _action_of(ctx: ToolContext) -> tuple[Compiled, AdminAction]:
     return compiled, action
 
 
-def run_action(ctx: ToolContext) -> ToolResult:
-    """Run an admin action over ``ids``: the rows of ``get_queryset(principal)`` with those ids,
-    as the caller (the ModelAdmin's ``allowed_permissions``), in one transaction; the messages
-    it sends the user come back as text. A page (intermediate step, download) is refused."""
-    compiled, action = _action_of(ctx)
-    toolset = compiled.toolset
-    plural = str(toolset.opts.verbose_name_plural)
-    _authorize(toolset, "get", ctx)
+def _action_ids(toolset: ModelToolset, ctx: ToolContext, plural: str) -> tuple[list[Any], list[Any]]:
+    """The ``ids`` argument, and the primary key values they name."""
     ids = ctx.arguments.get("ids")
     if not isinstance(ids, list) or not 1 <= len(ids) <= toolset.max_action_ids:
         raise ToolError(f"ids must be a list of 1 to {toolset.max_action_ids} {plural} ids.")
     values = [q.python_value(toolset.opts.pk, value, "ids") for value in ids]
     if len(set(values)) != len(values):
         raise ToolError("ids lists an id twice.")
+    return ids, values
+
+
+def _action_request(action: Any, ctx: ToolContext, plural: str) -> Any:
+    """The admin request the action runs with, once the caller may run it (as the admin checks)."""
     user = ctx.principal.user
     if user is None or not getattr(user, "is_active", False):
         raise ToolError(f"The action {action.name!r} runs as a signed-in user; this call has none.")
@@ -559,14 +558,36 @@ def run_action(ctx: ToolContext) -> ToolResult:
     ):
         needed = " or ".join(action.allowed_permissions)
         raise ToolError(f"You may not run {action.name!r} on {plural}: it needs the {needed} permission.")
+    return request
+
+
+def _messages_of(request: Any) -> list[dict[str, str]]:
+    """The messages the action sent the user, with their level."""
+    return [{"level": m.level_tag or "info", "message": str(m.message)} for m in request._messages]
+
+
+def _first_ids(ids: list[Any]) -> str:
+    return ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+
+
+def run_action(ctx: ToolContext) -> ToolResult:
+    """Run an admin action over ``ids``: the rows of ``get_queryset(principal)`` with those ids,
+    as the caller (the ModelAdmin's ``allowed_permissions``), in one transaction; the messages
+    it sends the user come back as text. A page (intermediate step, download) is refused."""
+    compiled, action = _action_of(ctx)
+    toolset = compiled.toolset
+    plural = str(toolset.opts.verbose_name_plural)
+    _authorize(toolset, "get", ctx)
+    ids, values = _action_ids(toolset, ctx, plural)
+    request = _action_request(action, ctx, plural)
+    model_admin = action.model_admin
     with q.guarded(router.db_for_read(toolset.model), toolset.query_timeout, read_only=True):
         found = set(toolset.get_queryset(ctx.principal).filter(pk__in=values).values_list("pk", flat=True))
     missing = [ids[i] for i, value in enumerate(values) if value not in found]
     if missing:  # rows outside get_queryset answer like rows that do not exist
         raise ToolError(f"No {plural} with id {', '.join(map(str, missing))}; nothing was done.")
     if action.destructive:
-        shown = ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
-        confirm(toolset, ctx, f"run {action.description!r} on {len(ids)} {plural} (id {shown})", "done")
+        confirm(toolset, ctx, f"run {action.description!r} on {len(ids)} {plural} (id {_first_ids(ids)})", "done")
     try:
         with q.guarded(router.db_for_write(toolset.model), toolset.query_timeout):
             queryset = toolset.get_queryset(ctx.principal).filter(pk__in=values)
@@ -578,7 +599,7 @@ def run_action(ctx: ToolContext) -> ToolResult:
             f"The action {action.name!r} answered with a page (a confirmation step or a download), which a tool "
             "cannot show; its changes were rolled back."
         ) from None
-    messages = [{"level": m.level_tag or "info", "message": str(m.message)} for m in request._messages]  # type: ignore[attr-defined]
+    messages = _messages_of(request)
     lines = [m["message"] for m in messages] or [f"Ran {action.description!r} on {len(ids)} {plural}."]
     return ToolResult(
         content=[text(line) for line in lines],

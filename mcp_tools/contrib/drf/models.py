@@ -121,49 +121,8 @@ class ToolsetDefinition(models.Model):
         model = self.model.model_class() if self.model_id else None
         if model is None:
             raise ImproperlyConfigured("The model does not exist (any more).")
-        attrs: dict[str, Any] = {
-            "__module__": __name__,
-            "__doc__": f"Defined in the admin ({self.name}, revision {self.revision}).",
-            "model": model,
-            "fields": self.fields,
-            "read_only_fields": list(self.read_only_fields or ()),
-            "operations": list(self.operations or ()),
-            "lookup_field": self.lookup_field or "pk",
-            "filter_fields": self.filter_fields or (),
-            "search_fields": list(self.search_fields or ()),
-            "ordering_fields": list(self.ordering_fields or ()),
-            "ordering": list(self.ordering or ()),
-            "aggregate_fields": list(self.aggregate_fields or ()),
-            "group_by_fields": list(self.group_by_fields or ()),
-            "page_size": self.page_size,
-            "max_page_size": self.max_page_size,
-            "required_scopes": self.required_scopes or (),
-            "confirm_destructive": self.confirm_destructive,
-            "actions": self.actions or [],
-            "destructive_actions": self.destructive_actions or [],
-            "name": self.name,
-            "key": self.key,
-            "revision": self.revision,
-        }
-        for attr in (
-            "fields",
-            "read_only_fields",
-            "operations",
-            "search_fields",
-            "ordering_fields",
-            "ordering",
-            "actions",
-            "destructive_actions",
-        ):
-            value = attrs[attr]
-            if not (value == "__all__" and attr == "fields") and not (
-                isinstance(value, list) and all(isinstance(v, str) for v in value)
-            ):
-                raise ImproperlyConfigured(f"{attr} must be a list of names")
-        if not isinstance(attrs["filter_fields"], Mapping | list | tuple):
-            raise ImproperlyConfigured('filter_fields must be {"field": [operators]} or a list of names')
-        if not isinstance(attrs["required_scopes"], Mapping | list | tuple):
-            raise ImproperlyConfigured("required_scopes must be a list of scope names or {operation: [names]}")
+        attrs = self._class_attrs(model)
+        _check_attrs(attrs)
         if self.owner_field:
             attrs.update(_owner_rules(model, self.owner_field))
             if isinstance(self.fields, list) and self.owner_field in self.fields:
@@ -178,12 +137,69 @@ class ToolsetDefinition(models.Model):
             raise ImproperlyConfigured(str(exc).split(": ", 1)[-1]) from exc
         return toolset
 
+    def _class_attrs(self, model: type[models.Model]) -> dict[str, Any]:
+        """The attributes of the ModelToolset class this row declares."""
+        return {
+            "__module__": __name__,
+            "__doc__": f"Defined in the admin ({self.name}, revision {self.revision}).",
+            "model": model,
+            "fields": self.fields,
+            **{name: list(getattr(self, name) or ()) for name in _LISTED},
+            "lookup_field": self.lookup_field or "pk",
+            "filter_fields": self.filter_fields or (),
+            "page_size": self.page_size,
+            "max_page_size": self.max_page_size,
+            "required_scopes": self.required_scopes or (),
+            "confirm_destructive": self.confirm_destructive,
+            "actions": self.actions or [],
+            "destructive_actions": self.destructive_actions or [],
+            "name": self.name,
+            "key": self.key,
+            "revision": self.revision,
+        }
+
     def clean(self) -> None:
         try:
             self.as_toolset()
         except (ImproperlyConfigured, FieldDoesNotExist, TypeError, ValueError) as exc:
             message = str(exc).split("): ", 1)[-1]  # without the generated class's name
             raise ValidationError(message) from exc
+
+
+# The row's lists of names, each handed to the class as a list.
+_LISTED = (
+    "read_only_fields",
+    "operations",
+    "search_fields",
+    "ordering_fields",
+    "ordering",
+    "aggregate_fields",
+    "group_by_fields",
+)
+_NAME_LISTS = (
+    "fields",
+    "read_only_fields",
+    "operations",
+    "search_fields",
+    "ordering_fields",
+    "ordering",
+    "actions",
+    "destructive_actions",
+)
+
+
+def _check_attrs(attrs: dict[str, Any]) -> None:
+    """The JSON columns hold what the class expects (a list of names, a mapping...)."""
+    for attr in _NAME_LISTS:
+        value = attrs[attr]
+        if not (value == "__all__" and attr == "fields") and not (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            raise ImproperlyConfigured(f"{attr} must be a list of names")
+    if not isinstance(attrs["filter_fields"], Mapping | list | tuple):
+        raise ImproperlyConfigured('filter_fields must be {"field": [operators]} or a list of names')
+    if not isinstance(attrs["required_scopes"], Mapping | list | tuple):
+        raise ImproperlyConfigured("required_scopes must be a list of scope names or {operation: [names]}")
 
 
 def _owner_rules(model: type[models.Model], name: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ left out of the output schemas, so a legacy row never fails a page.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from django.db import models
@@ -60,27 +61,25 @@ def model_field_schema(field: models.Field[Any, Any]) -> Schema:
         return model_field_schema(field.target_field)
     if isinstance(field, models.GeneratedField):
         return model_field_schema(stored(field))
-    if isinstance(field, models.BooleanField):
-        return {"type": "boolean"}
-    if isinstance(field, models.IntegerField | models.AutoField):
-        return {"type": "integer"}
-    if isinstance(field, models.FloatField):
-        return {"type": "number"}
-    if isinstance(field, models.DecimalField):
-        return {"type": "string", "format": DECIMAL_FORMAT}
-    if isinstance(field, models.DateTimeField):
-        return {"type": "string", "format": "date-time"}
-    if isinstance(field, models.DateField):
-        return {"type": "string", "format": "date"}
-    if isinstance(field, models.TimeField):
-        return {"type": "string", "pattern": TIME_PATTERN}
-    if isinstance(field, models.DurationField):
-        return {"type": "string", "format": "duration"}
-    if isinstance(field, models.UUIDField):
-        return {"type": "string", "format": "uuid"}
-    if isinstance(field, models.CharField | models.TextField):
-        return {"type": "string"}
+    for kind, schema in _MODEL_FIELD_SCHEMAS:  # the first class that matches, in this order
+        if isinstance(field, kind):
+            return dict(schema)
     return {}
+
+
+# A subclass before its base: DateTimeField is a DateField.
+_MODEL_FIELD_SCHEMAS: tuple[tuple[type | tuple[type, ...], Schema], ...] = (
+    (models.BooleanField, {"type": "boolean"}),
+    ((models.IntegerField, models.AutoField), {"type": "integer"}),
+    (models.FloatField, {"type": "number"}),
+    (models.DecimalField, {"type": "string", "format": DECIMAL_FORMAT}),
+    (models.DateTimeField, {"type": "string", "format": "date-time"}),
+    (models.DateField, {"type": "string", "format": "date"}),
+    (models.TimeField, {"type": "string", "pattern": TIME_PATTERN}),
+    (models.DurationField, {"type": "string", "format": "duration"}),
+    (models.UUIDField, {"type": "string", "format": "uuid"}),
+    ((models.CharField, models.TextField), {"type": "string"}),
+)
 
 
 def _related_model(field: serializers.Field, model_field: Any) -> Any:
@@ -105,88 +104,131 @@ def _decimal_pattern(field: serializers.DecimalField, *, exact_places: bool) -> 
 
 def value_schema(field: serializers.Field, model_field: Any = None, *, constraints: bool) -> Schema:
     """The schema of one non-null value of ``field``; ``constraints`` adds what input checks."""
-    if isinstance(field, relations.ManyRelatedField):
-        items = value_schema(field.child_relation, model_field, constraints=constraints)
-        return {"type": "array", "items": items}
-    if isinstance(field, serializers.ListSerializer):
-        return {"type": "array", "items": value_schema(field.child, None, constraints=constraints)}
-    if isinstance(field, serializers.Serializer):
-        return object_schema(field, output=not constraints)
-    if isinstance(field, relations.HyperlinkedRelatedField):
-        return {"type": "string", "format": "uri"}
-    if isinstance(field, relations.PrimaryKeyRelatedField):
-        related = _related_model(field, model_field)
-        if field.pk_field is not None:
-            return value_schema(field.pk_field, None, constraints=constraints)
-        return model_field_schema(related._meta.pk) if related is not None else {}
-    if isinstance(field, relations.SlugRelatedField):
-        related = _related_model(field, model_field)
-        if related is None:
-            return {}
-        return model_field_schema(related._meta.get_field(field.slug_field))
-    if isinstance(field, relations.StringRelatedField):
-        return {"type": "string"}
-    if isinstance(field, relations.RelatedField):
-        return {}
-    if isinstance(field, serializers.MultipleChoiceField):
-        return {"type": "array", "items": _choice_schema(field, constraints=constraints), "uniqueItems": True}
-    if isinstance(field, serializers.ChoiceField):
-        return _choice_schema(field, constraints=constraints)
-    if isinstance(field, serializers.BooleanField):
-        return {"type": "boolean"}
-    if isinstance(field, serializers.IntegerField):
-        if getattr(field, "coerce_to_string", False):  # DRF's BigIntegerField, when asked to
-            return {"type": "string", "pattern": r"^-?\d+$"}
-        return _bounded({"type": "integer"}, field, constraints)
-    if isinstance(field, serializers.FloatField):
-        return _bounded({"type": "number"}, field, constraints)
-    if isinstance(field, serializers.DecimalField):
-        coerce = field.coerce_to_string
-        if coerce is None:
-            from rest_framework.settings import api_settings
-
-            coerce = api_settings.COERCE_DECIMAL_TO_STRING
-        if not coerce and not constraints:
-            return {"type": "number"}
-        schema: Schema = {"type": "string", "format": DECIMAL_FORMAT}
-        pattern = _decimal_pattern(field, exact_places=not constraints)
-        if pattern:
-            schema["pattern"] = pattern
-        return schema
-    if isinstance(field, serializers.DateTimeField):
-        return _formatted(field, "date-time")
-    if isinstance(field, serializers.DateField):
-        return _formatted(field, "date")
-    if isinstance(field, serializers.TimeField):
-        if _iso(field):
-            return {"type": "string", "pattern": TIME_PATTERN}
-        return {"type": "string"}
-    if isinstance(field, IsoDurationField):
-        return {"type": "string", "format": "duration"}
-    if isinstance(field, serializers.DurationField):
-        return {"type": "string"}
-    if isinstance(field, serializers.UUIDField):
-        uuid_format = field.uuid_format
-        if uuid_format == "int":
-            return {"type": "integer"}
-        if uuid_format == "hex":
-            return {"type": "string", "pattern": "^[0-9a-f]{32}$"}
-        if uuid_format == "urn":
-            return {"type": "string", "pattern": "^urn:uuid:"}
-        return {"type": "string", "format": "uuid"}
-    if isinstance(field, serializers.FileField):
-        return {"type": "string"}
-    if isinstance(field, serializers.CharField):
-        return _text(field, constraints, model_field)
-    if isinstance(field, serializers.ListField):
-        return {"type": "array", "items": value_schema(field.child, None, constraints=constraints)}
-    if isinstance(field, serializers.DictField):
-        return {"type": "object", "additionalProperties": value_schema(field.child, None, constraints=constraints)}
-    if isinstance(field, serializers.ModelField):
-        if isinstance(field.model_field, models.BinaryField):
-            return {"type": "string", "contentEncoding": "base64"}
-        return model_field_schema(field.model_field)
+    for kind, schema_of in _VALUE_SCHEMAS:  # the first class that matches, in this order
+        if isinstance(field, kind):
+            return schema_of(field, model_field, constraints)
     return {}  # JSONField, ReadOnlyField, SerializerMethodField, custom fields: any JSON value
+
+
+def _many_related(field: relations.ManyRelatedField, model_field: Any, constraints: bool) -> Schema:
+    return {"type": "array", "items": value_schema(field.child_relation, model_field, constraints=constraints)}
+
+
+def _list(field: Any, model_field: Any, constraints: bool) -> Schema:
+    return {"type": "array", "items": value_schema(field.child, None, constraints=constraints)}
+
+
+def _dict(field: serializers.DictField, model_field: Any, constraints: bool) -> Schema:
+    return {"type": "object", "additionalProperties": value_schema(field.child, None, constraints=constraints)}
+
+
+def _nested(field: serializers.Serializer, model_field: Any, constraints: bool) -> Schema:
+    return object_schema(field, output=not constraints)
+
+
+def _primary_key(field: relations.PrimaryKeyRelatedField, model_field: Any, constraints: bool) -> Schema:
+    related = _related_model(field, model_field)
+    if field.pk_field is not None:
+        return value_schema(field.pk_field, None, constraints=constraints)
+    return model_field_schema(related._meta.pk) if related is not None else {}
+
+
+def _slug(field: relations.SlugRelatedField, model_field: Any, constraints: bool) -> Schema:
+    related = _related_model(field, model_field)
+    if related is None:
+        return {}
+    return model_field_schema(related._meta.get_field(field.slug_field))
+
+
+def _multiple_choice(field: serializers.MultipleChoiceField, model_field: Any, constraints: bool) -> Schema:
+    return {"type": "array", "items": _choice_schema(field, constraints=constraints), "uniqueItems": True}
+
+
+def _choice(field: serializers.ChoiceField, model_field: Any, constraints: bool) -> Schema:
+    return _choice_schema(field, constraints=constraints)
+
+
+def _integer(field: serializers.IntegerField, model_field: Any, constraints: bool) -> Schema:
+    if getattr(field, "coerce_to_string", False):  # DRF's BigIntegerField, when asked to
+        return {"type": "string", "pattern": r"^-?\d+$"}
+    return _bounded({"type": "integer"}, field, constraints)
+
+
+def _float(field: serializers.FloatField, model_field: Any, constraints: bool) -> Schema:
+    return _bounded({"type": "number"}, field, constraints)
+
+
+def _decimal(field: serializers.DecimalField, model_field: Any, constraints: bool) -> Schema:
+    coerce = field.coerce_to_string
+    if coerce is None:
+        from rest_framework.settings import api_settings
+
+        coerce = api_settings.COERCE_DECIMAL_TO_STRING
+    if not coerce and not constraints:
+        return {"type": "number"}
+    schema: Schema = {"type": "string", "format": DECIMAL_FORMAT}
+    pattern = _decimal_pattern(field, exact_places=not constraints)
+    if pattern:
+        schema["pattern"] = pattern
+    return schema
+
+
+def _time(field: serializers.TimeField, model_field: Any, constraints: bool) -> Schema:
+    if _iso(field):
+        return {"type": "string", "pattern": TIME_PATTERN}
+    return {"type": "string"}
+
+
+def _uuid(field: serializers.UUIDField, model_field: Any, constraints: bool) -> Schema:
+    uuid_format = field.uuid_format
+    if uuid_format == "int":
+        return {"type": "integer"}
+    if uuid_format == "hex":
+        return {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+    if uuid_format == "urn":
+        return {"type": "string", "pattern": "^urn:uuid:"}
+    return {"type": "string", "format": "uuid"}
+
+
+def _model(field: serializers.ModelField, model_field: Any, constraints: bool) -> Schema:
+    if isinstance(field.model_field, models.BinaryField):
+        return {"type": "string", "contentEncoding": "base64"}
+    return model_field_schema(field.model_field)
+
+
+def _constant(schema: Schema) -> Callable[[Any, Any, bool], Schema]:
+    return lambda field, model_field, constraints: dict(schema)
+
+
+# Each serializer field class and the schema of its values; the first match wins, so a subclass
+# comes before its base (SlugRelatedField before RelatedField, IsoDurationField before DurationField).
+_VALUE_SCHEMAS: tuple[tuple[type, Callable[[Any, Any, bool], Schema]], ...] = (
+    (relations.ManyRelatedField, _many_related),
+    (serializers.ListSerializer, _list),
+    (serializers.Serializer, _nested),
+    (relations.HyperlinkedRelatedField, _constant({"type": "string", "format": "uri"})),
+    (relations.PrimaryKeyRelatedField, _primary_key),
+    (relations.SlugRelatedField, _slug),
+    (relations.StringRelatedField, _constant({"type": "string"})),
+    (relations.RelatedField, _constant({})),
+    (serializers.MultipleChoiceField, _multiple_choice),
+    (serializers.ChoiceField, _choice),
+    (serializers.BooleanField, _constant({"type": "boolean"})),
+    (serializers.IntegerField, _integer),
+    (serializers.FloatField, _float),
+    (serializers.DecimalField, _decimal),
+    (serializers.DateTimeField, lambda field, model_field, constraints: _formatted(field, "date-time")),
+    (serializers.DateField, lambda field, model_field, constraints: _formatted(field, "date")),
+    (serializers.TimeField, _time),
+    (IsoDurationField, _constant({"type": "string", "format": "duration"})),
+    (serializers.DurationField, _constant({"type": "string"})),
+    (serializers.UUIDField, _uuid),
+    (serializers.FileField, _constant({"type": "string"})),
+    (serializers.CharField, lambda field, model_field, constraints: _text(field, constraints, model_field)),
+    (serializers.ListField, _list),
+    (serializers.DictField, _dict),
+    (serializers.ModelField, _model),
+)
 
 
 def _iso(field: serializers.Field) -> bool:
@@ -219,16 +261,20 @@ def _bounded(schema: Schema, field: Any, constraints: bool) -> Schema:
     return schema
 
 
+def _text_format(field: serializers.CharField) -> str | None:
+    if isinstance(field, serializers.EmailField):
+        return "email"
+    if isinstance(field, serializers.URLField):
+        return "uri"
+    if isinstance(field, serializers.IPAddressField):
+        protocol = getattr(field, "protocol", "both")
+        return protocol if protocol in ("ipv4", "ipv6") else None
+    return None
+
+
 def _text(field: serializers.CharField, constraints: bool, model_field: Any = None) -> Schema:
     schema: Schema = {"type": "string"}
-    fmt = None
-    if isinstance(field, serializers.EmailField):
-        fmt = "email"
-    elif isinstance(field, serializers.URLField):
-        fmt = "uri"
-    elif isinstance(field, serializers.IPAddressField):
-        protocol = getattr(field, "protocol", "both")
-        fmt = protocol if protocol in ("ipv4", "ipv6") else None
+    fmt = _text_format(field)
     if fmt is not None:
         # A blank value is "", which no format accepts: say so rather than claim the format.
         blank = field.allow_blank or (not constraints and getattr(model_field, "blank", False))
@@ -249,22 +295,37 @@ def _text(field: serializers.CharField, constraints: bool, model_field: Any = No
     return schema
 
 
+def _choice_kind(values: list[Any]) -> str:
+    if all(isinstance(v, bool) for v in values):
+        return "boolean"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "integer"
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return "number"
+    return "string"
+
+
 def _choice_schema(field: serializers.ChoiceField, *, constraints: bool) -> Schema:
     values = list(field.choices)
-    if all(isinstance(v, bool) for v in values):
-        kind = "boolean"
-    elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        kind = "integer"
-    elif all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-        kind = "number"
-    else:
-        kind = "string"
     if not constraints:
-        return {"type": kind} if values else {}
+        return {"type": _choice_kind(values)} if values else {}
     enum: list[Any] = [v if isinstance(v, bool | int | float) else str(v) for v in values]
     if field.allow_blank and "" not in enum:
         enum.append("")
     return {"enum": enum}
+
+
+def _relation_text(field: serializers.Field, model_field: Any) -> str:
+    related = None
+    if isinstance(field, relations.ManyRelatedField):
+        related = _related_model(field.child_relation, model_field)
+    elif isinstance(field, relations.RelatedField):
+        related = _related_model(field, model_field)
+    if related is None:
+        return ""
+    many = isinstance(field, relations.ManyRelatedField)
+    noun = related._meta.verbose_name_plural if many else related._meta.verbose_name
+    return f"{'Ids' if many else 'Id'} of {'' if many else 'a '}{noun} ({related._meta.label})."
 
 
 def _describe(field: serializers.Field, model_field: Any) -> str:
@@ -272,15 +333,9 @@ def _describe(field: serializers.Field, model_field: Any) -> str:
     text = str(field.help_text or field.label or "").strip()
     if text:
         parts.append(text if text.endswith((".", "!", "?")) else f"{text}.")
-    related = None
-    if isinstance(field, relations.ManyRelatedField):
-        related = _related_model(field.child_relation, model_field)
-    elif isinstance(field, relations.RelatedField):
-        related = _related_model(field, model_field)
-    if related is not None:
-        many = isinstance(field, relations.ManyRelatedField)
-        noun = related._meta.verbose_name_plural if many else related._meta.verbose_name
-        parts.append(f"{'Ids' if many else 'Id'} of {'' if many else 'a '}{noun} ({related._meta.label}).")
+    related = _relation_text(field, model_field)
+    if related:
+        parts.append(related)
     if isinstance(field, serializers.ChoiceField) and field.choices:  # (a relation's choices query)
         choices = field.choices
         listed = ", ".join(
@@ -302,14 +357,19 @@ def _model_field(field: serializers.Field) -> Any:
         return None
 
 
+def _takes_null(field: serializers.Field, model_field: Any, *, output: bool) -> bool:
+    if field.allow_null or (output and isinstance(field, serializers.FileField)):
+        return True
+    return bool(
+        output and model_field is not None and getattr(model_field, "null", False) and not model_field.many_to_many
+    )
+
+
 def field_schema(field: serializers.Field, *, output: bool) -> Schema:
     """The schema of one field in a row (``output``) or in the arguments of a write."""
     model_field = _model_field(field)
     schema = value_schema(field, model_field, constraints=not output)
-    null = field.allow_null or (output and isinstance(field, serializers.FileField))
-    if output and model_field is not None and getattr(model_field, "null", False) and not model_field.many_to_many:
-        null = True
-    if null:
+    if _takes_null(field, model_field, output=output):
         schema = nullable(schema)
     description = _describe(field, model_field)
     if description:

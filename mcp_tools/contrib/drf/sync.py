@@ -76,16 +76,7 @@ def description(toolset: ModelToolset, operation: str) -> str:
     by = toolset.lookup_argument
     parts: list[str] = []
     if operation == "list":
-        order = ", ".join(toolset.ordering) or by
-        size, most = toolset.page_size, toolset.max_page_size
-        parts.append(f"List the {many} you may see, {size} per page (limit up to {most}), by {order}.")
-        if toolset.filters:
-            parts.append(f"Filter on: {', '.join(toolset.filters)}.")
-        if toolset.search_paths:
-            parts.append(f"Search in: {', '.join(toolset.search_paths)}.")
-        if toolset.orderings:
-            parts.append(f"Order by: {', '.join(toolset.orderings)}.")
-        parts.append("Pass next_cursor back as cursor for the next page.")
+        parts.extend(_list_description(toolset, many, by))
     elif operation == "get":
         parts.append(f"Fetch one {one} by its {by}.")
     elif operation == "create":
@@ -102,6 +93,20 @@ def description(toolset: ModelToolset, operation: str) -> str:
         if toolset.groups:
             parts.append(f"Group by: {', '.join(toolset.groups)}.")
     return " ".join(parts)
+
+
+def _list_description(toolset: ModelToolset, many: str, by: str) -> list[str]:
+    order = ", ".join(toolset.ordering) or by
+    size, most = toolset.page_size, toolset.max_page_size
+    parts = [f"List the {many} you may see, {size} per page (limit up to {most}), by {order}."]
+    if toolset.filters:
+        parts.append(f"Filter on: {', '.join(toolset.filters)}.")
+    if toolset.search_paths:
+        parts.append(f"Search in: {', '.join(toolset.search_paths)}.")
+    if toolset.orderings:
+        parts.append(f"Order by: {', '.join(toolset.orderings)}.")
+    parts.append("Pass next_cursor back as cursor for the next page.")
+    return parts
 
 
 def row_values(toolset: ModelToolset, operation: str) -> dict[str, Any]:

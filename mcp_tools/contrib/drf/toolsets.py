@@ -80,6 +80,11 @@ ACTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,80}$")
 SECRET_NAME = re.compile(r"pass(word|wd|phrase)?|secret|token|api_?key|private_?key|credential|otp|salt", re.I)
 
 
+def _action_names(value: Any) -> bool:
+    """Whether ``value`` is a list (not a string) of admin action names."""
+    return not isinstance(value, str) and all(isinstance(a, str) and ACTION_NAME.match(a) for a in value)
+
+
 def is_secret_name(name: str) -> bool:
     return bool(SECRET_NAME.search(name))
 
@@ -279,19 +284,19 @@ class ModelToolset:
             pairs = [(name, tuple(ops)) for name, ops in declared.items()]
         else:
             pairs = [(name, ()) for name in declared]
-        out: dict[str, tuple[str, ...]] = {}
-        for name, ops in pairs:
-            field = self._plain_field(name, "filter_fields")
-            allowed = KIND_OPERATORS.get(field_kind(field))
-            if allowed is None:
-                raise self._error(f"filter_fields: {name!r} ({type(field).__name__}) cannot be filtered")
-            if not field.null and not ops:
-                allowed = tuple(op for op in allowed if op != "isnull")
-            wrong = [op for op in ops if op not in allowed]
-            if wrong:
-                raise self._error(f"filter_fields: {name!r} does not take {wrong}; it takes {list(allowed)}")
-            out[name] = ops or allowed
-        return out
+        return {name: self._filter_operators(name, ops) for name, ops in pairs}
+
+    def _filter_operators(self, name: str, ops: tuple[str, ...]) -> tuple[str, ...]:
+        field = self._plain_field(name, "filter_fields")
+        allowed = KIND_OPERATORS.get(field_kind(field))
+        if allowed is None:
+            raise self._error(f"filter_fields: {name!r} ({type(field).__name__}) cannot be filtered")
+        if not field.null and not ops:
+            allowed = tuple(op for op in allowed if op != "isnull")
+        wrong = [op for op in ops if op not in allowed]
+        if wrong:
+            raise self._error(f"filter_fields: {name!r} does not take {wrong}; it takes {list(allowed)}")
+        return ops or allowed
 
     @cached_property
     def search_paths(self) -> tuple[str, ...]:
@@ -357,6 +362,20 @@ class ModelToolset:
         model = getattr(self, "model", None)
         if not (isinstance(model, type) and issubclass(model, models.Model)):
             raise ImproperlyConfigured(f"{type(self).__name__}: model must be a Django model class")
+        self._check_operations()
+        if self.serializer_class is None and self.fields is None and not self.exclude:
+            raise self._error('set fields (a list, or "__all__"), exclude, or serializer_class')
+        self._check_limits()
+        self._check_permissions()
+        self._check_actions()
+        if self.confirm_destructive not in CONFIRM_MODES:
+            raise self._error(f"confirm_destructive must be one of {list(CONFIRM_MODES)}")
+        if isinstance(self.required_scopes, str):
+            raise self._error("required_scopes is a list of scope names (or a dict of them per operation)")
+        # Evaluate every allowlist: a wrong name fails here, at registration.
+        self.filters, self.search_paths, self.orderings, self.aggregates, self.groups, self.lookup  # noqa: B018
+
+    def _check_operations(self) -> None:
         wrong = [op for op in self.operations if op not in OPERATIONS]
         if wrong or not self.operations:
             raise self._error(f"operations: {wrong or '(none)'} not among {list(OPERATIONS)}")
@@ -366,8 +385,8 @@ class ModelToolset:
                 raise self._error(
                     f"ui: {unknown} are not operations of this toolset with a view ({list(UI_TEMPLATES)})"
                 )
-        if self.serializer_class is None and self.fields is None and not self.exclude:
-            raise self._error('set fields (a list, or "__all__"), exclude, or serializer_class')
+
+    def _check_limits(self) -> None:
         for name in (
             "page_size",
             "max_page_size",
@@ -384,26 +403,20 @@ class ModelToolset:
             raise self._error("page_size is above max_page_size")
         if not (isinstance(self.query_timeout, int | float) and self.query_timeout > 0):
             raise self._error("query_timeout must be a positive number of seconds")
+
+    def _check_permissions(self) -> None:
         for operation in self.operations:
             for permission in self.get_required_permissions(operation):
                 if not isinstance(permission, str) or "." not in permission:
                     raise self._error(
                         f"get_required_permissions({operation!r}): {permission!r} is not app_label.codename"
                     )
-        self._check_actions()
-        if self.confirm_destructive not in CONFIRM_MODES:
-            raise self._error(f"confirm_destructive must be one of {list(CONFIRM_MODES)}")
-        if isinstance(self.required_scopes, str):
-            raise self._error("required_scopes is a list of scope names (or a dict of them per operation)")
-        # Evaluate every allowlist: a wrong name fails here, at registration.
-        self.filters, self.search_paths, self.orderings, self.aggregates, self.groups, self.lookup  # noqa: B018
 
     def _check_actions(self) -> None:
         """Names only (the ModelAdmin is looked up when the toolset is compiled: admin modules
         may load after this one)."""
         for setting in ("actions", "destructive_actions"):
-            value = getattr(self, setting)
-            if isinstance(value, str) or not all(isinstance(a, str) and ACTION_NAME.match(a) for a in value):
+            if not _action_names(getattr(self, setting)):
                 raise self._error(f"{setting} must be a list of action names")
         if "delete_selected" in self.actions:
             raise self._error(
@@ -414,9 +427,13 @@ class ModelToolset:
         wrong = [a for a in self.destructive_actions if a not in self.actions]
         if wrong:
             raise self._error(f"destructive_actions: {wrong} not in actions")
-        clashes = [a for a in self.actions if self.action_tool_name(a) in {self.tool_name(op) for op in OPERATIONS}]
+        clashes = self._clashing_actions()
         if clashes:
             raise self._error(f"actions: {clashes} would be named like an operation's tool")
+
+    def _clashing_actions(self) -> list[str]:
+        """The actions whose tool would be named like an operation's."""
+        return [a for a in self.actions if self.action_tool_name(a) in {self.tool_name(op) for op in OPERATIONS}]
 
     def _plain_field(self, name: str, setting: str) -> models.Field[Any, Any]:
         """A concrete field of the model itself: no ``__`` traversal, no reverse relations."""

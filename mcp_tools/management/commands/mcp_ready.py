@@ -13,7 +13,7 @@ import ipaddress
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -107,32 +107,64 @@ def _public_host(host: str) -> bool:
 
 
 def readiness() -> Report:
-    from django.apps import apps
-    from django.conf import settings
-    from django.http.request import validate_host
-
-    from ...auth import DOTBackend, JWTBackend
-    from ...auth.oauth import OAuthBackend, canonical_resource
-    from ...auth.signin import sign_in_url, site_sign_in
     from ...conf import mcp_settings
 
     url = str(mcp_settings.RESOURCE_URL or "")
     report = Report(url)
     backend = mcp_settings.AUTH_BACKEND
+    if not _takes_oauth(report, backend):
+        return report
+    parts = _deployment(report, url)
+    if parts is None:
+        return report
+    site = _Site(parts)
+    prm = _resource_metadata(report, site, url)
+    if not _own_authorization_server(report, backend):
+        return report
+    issuer = (prm.get("authorization_servers") or [site.origin])[0]
+    status, meta = site.get("/.well-known/oauth-authorization-server")
     if not report.add(
-        isinstance(backend, type) and issubclass(backend, OAuthBackend),
-        "The endpoint takes OAuth tokens (MCP_TOOLS['AUTH_BACKEND'] is DOTBackend or JWTBackend)"
-        if isinstance(backend, type) and issubclass(backend, OAuthBackend)
-        else "The endpoint does not take OAuth tokens: set MCP_TOOLS['AUTH_BACKEND'] to mcp_tools.auth.DOTBackend "
-        "(the site is its own authorization server) or JWTBackend (an external one)",
+        status == 200 and meta.get("issuer") == issuer,
+        f"Authorization server metadata at /.well-known/oauth-authorization-server, issuer {issuer} (HTTP {status})",
     ):
         return report
+    _authorization_server(report, meta, issuer)
+    if meta.get("registration_endpoint"):
+        refresh = "refresh_token" in (meta.get("grant_types_supported") or ())
+        for client, body in REGISTRATIONS.items():
+            answer = _dry_run_registration(site.http, str(meta["registration_endpoint"]), body, site.secure)
+            _registration(report, client, body, answer, refresh)
+    _sign_in(report)
+    report.add(*_consent_page(), CLIENTS)
+    return report
+
+
+def _takes_oauth(report: Report, backend: Any) -> bool:
+    from ...auth.oauth import OAuthBackend
+
+    takes = isinstance(backend, type) and issubclass(backend, OAuthBackend)
+    return report.add(
+        takes,
+        "The endpoint takes OAuth tokens (MCP_TOOLS['AUTH_BACKEND'] is DOTBackend or JWTBackend)"
+        if takes
+        else "The endpoint does not take OAuth tokens: set MCP_TOOLS['AUTH_BACKEND'] to mcp_tools.auth.DOTBackend "
+        "(the site is its own authorization server) or JWTBackend (an external one)",
+    )
+
+
+def _deployment(report: Report, url: str) -> SplitResult | None:
+    """The resource URL, the hosts and the proxy settings; the URL's parts when the site can be asked."""
+    from django.conf import settings
+    from django.http.request import validate_host
+
+    from ...auth.oauth import canonical_resource
+
     parts = urlsplit(url)
     if not report.add(
         bool(url) and canonical_resource(url) == url and parts.scheme in ("http", "https"),
         f"RESOURCE_URL is the endpoint's canonical absolute URL ({url or 'unset'})",
     ):
-        return report
+        return None
     host = parts.hostname or ""
     report.add(
         parts.scheme == "https" and _public_host(host),
@@ -140,40 +172,64 @@ def readiness() -> Report:
     )
     hosts_ok = validate_host(host, settings.ALLOWED_HOSTS or [])
     report.add(hosts_ok, f"ALLOWED_HOSTS accepts {parts.netloc}")
-    origin = f"{parts.scheme}://{parts.netloc}"
     if parts.scheme == "https":
-        proxied = bool(getattr(settings, "SECURE_PROXY_SSL_HEADER", None))
-        trusted = origin in (getattr(settings, "CSRF_TRUSTED_ORIGINS", None) or [])
-        report.add(
-            proxied or trusted,
-            "Sign-in and consent forms pass CSRF behind a TLS-terminating proxy (SECURE_PROXY_SSL_HEADER, or "
-            f"{origin} in CSRF_TRUSTED_ORIGINS); without either, only a server that speaks TLS itself works",
-            note=True,
+        _csrf_behind_a_proxy(report, f"{parts.scheme}://{parts.netloc}")
+    return parts if hosts_ok else None
+
+
+def _csrf_behind_a_proxy(report: Report, origin: str) -> None:
+    from django.conf import settings
+
+    proxied = bool(getattr(settings, "SECURE_PROXY_SSL_HEADER", None))
+    trusted = origin in (getattr(settings, "CSRF_TRUSTED_ORIGINS", None) or [])
+    report.add(
+        proxied or trusted,
+        "Sign-in and consent forms pass CSRF behind a TLS-terminating proxy (SECURE_PROXY_SSL_HEADER, or "
+        f"{origin} in CSRF_TRUSTED_ORIGINS); without either, only a server that speaks TLS itself works",
+        note=True,
+    )
+
+
+class _Site:
+    """The site asked in process, under the resource URL's host and scheme."""
+
+    def __init__(self, parts: SplitResult) -> None:
+        from django.test import Client
+
+        self.parts = parts
+        self.origin = f"{parts.scheme}://{parts.netloc}"
+        self.secure = parts.scheme == "https"
+        # Its own rate-limit bucket: the dry-run registrations do not count against a real client.
+        self.http = Client(
+            HTTP_HOST=parts.netloc, REMOTE_ADDR=f"mcp-ready-{uuid.uuid4().hex}", raise_request_exception=False
         )
-    if not hosts_ok:
-        return report
 
-    from django.test import Client
-
-    # Its own rate-limit bucket: the dry-run registrations do not count against a real client.
-    http = Client(HTTP_HOST=parts.netloc, REMOTE_ADDR=f"mcp-ready-{uuid.uuid4().hex}", raise_request_exception=False)
-    secure = parts.scheme == "https"
-
-    def get(path: str) -> tuple[int, dict[str, Any]]:
-        response = http.get(path, secure=secure)
+    def get(self, path: str) -> tuple[int, dict[str, Any]]:
+        response = self.http.get(path, secure=self.secure)
         try:
             return response.status_code, dict(orjson.loads(response.content))
         except (orjson.JSONDecodeError, TypeError, ValueError):
             return response.status_code, {}
 
-    status, prm = get(f"/.well-known/oauth-protected-resource{parts.path}")
+
+def _resource_metadata(report: Report, site: _Site, url: str) -> dict[str, Any]:
+    path = site.parts.path
+    status, prm = site.get(f"/.well-known/oauth-protected-resource{path}")
     report.add(
         status == 200 and prm.get("resource") == url and bool(prm.get("authorization_servers")),
-        f"Protected resource metadata at /.well-known/oauth-protected-resource{parts.path} names the resource and "
+        f"Protected resource metadata at /.well-known/oauth-protected-resource{path} names the resource and "
         f"its authorization server (HTTP {status})",
     )
-    status_root, _ = get("/.well-known/oauth-protected-resource")
+    status_root, _ = site.get("/.well-known/oauth-protected-resource")
     report.add(status_root == 200, f"...and at the root form (HTTP {status_root}), which some clients read first")
+    return prm
+
+
+def _own_authorization_server(report: Report, backend: type) -> bool:
+    from django.apps import apps
+
+    from ...auth import DOTBackend, JWTBackend
+
     own_server = issubclass(backend, DOTBackend) and apps.is_installed("oauth2_provider")
     if issubclass(backend, JWTBackend) or not own_server:
         report.add(
@@ -182,15 +238,11 @@ def readiness() -> Report:
             "check them against the how-to for each client",
             note=True,
         )
-        return report
+        return False
+    return True
 
-    issuer = (prm.get("authorization_servers") or [origin])[0]
-    status, meta = get("/.well-known/oauth-authorization-server")
-    if not report.add(
-        status == 200 and meta.get("issuer") == issuer,
-        f"Authorization server metadata at /.well-known/oauth-authorization-server, issuer {issuer} (HTTP {status})",
-    ):
-        return report
+
+def _authorization_server(report: Report, meta: dict[str, Any], issuer: str) -> None:
     endpoints = [meta.get(k) for k in ("authorization_endpoint", "token_endpoint") if meta.get(k)]
     report.add(
         len(endpoints) == 2 and all(str(e).startswith(issuer + "/") for e in endpoints),
@@ -217,34 +269,38 @@ def readiness() -> Report:
         "Clients can register: a registration endpoint (DCR), or CIMD",
     )
     report.add(dcr, "Dynamic client registration is on (Cursor registers only by DCR)", (CURSOR,))
-    refresh = "refresh_token" in (meta.get("grant_types_supported") or ())
-    if dcr:
-        for client, body in REGISTRATIONS.items():
-            answer = _dry_run_registration(http, str(meta["registration_endpoint"]), body, secure)
-            registered = answer.get("redirect_uris") or []
-            if "error" in answer:
-                report.add(
-                    False,
-                    f"{client}'s registration is refused: {answer.get('error_description') or answer['error']}",
-                    (client,),
-                )
-                continue
-            dropped = [u for u in body["redirect_uris"] if u not in registered]
-            report.add(
-                not dropped,
-                f"{client}'s registration keeps all its callbacks"
-                if not dropped
-                else f"{client}'s registration drops {', '.join(dropped)}: a client that uses it cannot sign in "
-                "(allow its scheme in PRIVATE_REDIRECT_SCHEMES and ALLOWED_REDIRECT_URI_SCHEMES)",
-                (client,),
-                note=bool(registered),
-            )
-            if refresh:
-                report.add(
-                    "refresh_token" in (answer.get("grant_types") or ()),
-                    f"{client}'s registration answer keeps refresh_token in grant_types (the metadata advertises it)",
-                    (client,),
-                )
+
+
+def _registration(report: Report, client: str, body: dict[str, Any], answer: dict[str, Any], refresh: bool) -> None:
+    registered = answer.get("redirect_uris") or []
+    if "error" in answer:
+        report.add(
+            False,
+            f"{client}'s registration is refused: {answer.get('error_description') or answer['error']}",
+            (client,),
+        )
+        return
+    dropped = [u for u in body["redirect_uris"] if u not in registered]
+    report.add(
+        not dropped,
+        f"{client}'s registration keeps all its callbacks"
+        if not dropped
+        else f"{client}'s registration drops {', '.join(dropped)}: a client that uses it cannot sign in "
+        "(allow its scheme in PRIVATE_REDIRECT_SCHEMES and ALLOWED_REDIRECT_URI_SCHEMES)",
+        (client,),
+        note=bool(registered),
+    )
+    if refresh:
+        report.add(
+            "refresh_token" in (answer.get("grant_types") or ()),
+            f"{client}'s registration answer keeps refresh_token in grant_types (the metadata advertises it)",
+            (client,),
+        )
+
+
+def _sign_in(report: Report) -> None:
+    from ...auth.signin import sign_in_url, site_sign_in
+
     login, served = site_sign_in()
     target = sign_in_url()
     report.add(
@@ -252,8 +308,6 @@ def readiness() -> Report:
         f"People sign in before consent at {target}"
         + ("" if served or target != login else f": LOGIN_URL {login} is not a view of this site"),
     )
-    report.add(*_consent_page(), CLIENTS)
-    return report
 
 
 def _dry_run_registration(http: Any, endpoint: str, body: dict[str, Any], secure: bool) -> dict[str, Any]:
