@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -95,13 +96,15 @@ def test_a_task_no_worker_starts_says_so_to_its_client_the_log_the_admin_and_the
     assert again["statusMessage"] == WAITING_FOR_WORKER
     warnings = [r.getMessage() for r in caplog.records if "no worker has started it" in r.getMessage()]
     assert len(warnings) == 1, warnings  # once per task, not per poll
-    assert f"Task {task_id} (tool 'build_report') has waited 45 s" in warnings[0]
+    # 45 s ago when set; a loaded machine may take a second or more to get here.
+    assert re.search(rf"Task {task_id} \(tool 'build_report'\) has waited (4[5-9]|5[0-9]) s", warnings[0])
     assert "is a Celery worker running, consuming Celery's default queue?" in warnings[0]
 
     (w013,) = [m for m in _database_checks() if m.id == "mcp_tools.W027"]
     assert w013.msg.startswith("1 task(s) wait for a worker: none has started them (the oldest, of tool 'build_report'")
     page = admin_client.get("/admin/mcp_tools/mcptask/").content.decode()
-    assert "No worker has started it in 45 s: is a Celery worker running, consuming Celery&#x27;s default" in page
+    waited = r"No worker has started it in (4[5-9]|5[0-9]) s: is a Celery worker running, consuming Celery&#x27;s"
+    assert re.search(waited, page)
 
     # A worker comes and runs it: the note is gone, the task completes.
     assert execute(task_id) == "completed"
