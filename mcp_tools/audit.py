@@ -79,7 +79,8 @@ def _lowered(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n.lower() for n in names)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, on every call.
+@dataclass(slots=True)
 class CallEvent:
     """What one audit row says of a call (or of a decision on one): who, which tool, with
     which arguments (summarized, ``sensitive`` names redacted), how it ended and how long it took."""

@@ -222,7 +222,8 @@ def _implied(name: str, direct: dict[str, set[str]]) -> frozenset[str]:
     return frozenset(seen)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, on every call.
+@dataclass(slots=True)
 class PageQuery:
     """One page of tools/list asked of the catalog: for a revision and a principal (seeing
     what ``visible`` lets it see), after a tool's name, at most ``page_size`` tools and (with

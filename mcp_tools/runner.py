@@ -75,7 +75,8 @@ Outcome = Complete | InputRequired | Cancelled
 R = TypeVar("R")
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, on every call.
+@dataclass(slots=True)
 class Invocation:
     """One run of a tool's handler: what its ``ToolContext`` is built from.
 

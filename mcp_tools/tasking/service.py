@@ -89,7 +89,8 @@ def effective_ttl(requested: int | None) -> int:
 # --------------------------------------------------------------------------- creation
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, on every call.
+@dataclass(slots=True)
 class NewTask:
     """What a task is created from: the call's tool, arguments, grant and revision, the ttl the
     client asked for, and what the client declared it can answer (what the handler may ask it
