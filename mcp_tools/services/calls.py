@@ -80,6 +80,9 @@ class ToolCall:
         self.name = req.params.get("name")
         self.given_arguments = req.params.get("arguments")
         self.tool: CompiledTool | None = None
+        # The tool ``find_tool`` found: set by that step, read by every later one (an attribute,
+        # not a property checking ``tool``: eight reads per call).
+        self.found: CompiledTool
         self.catalog: Catalog | None = None
         self.arguments: dict[str, Any] = {}
         self.as_task = False
@@ -153,7 +156,7 @@ class ToolCall:
             # MCP Apps: an app-only tool is "callable by the app"; a client without the
             # extension has no app, so the tool answers as one that does not exist.
             raise e.invalid_params(f"Unknown tool: {self.name}")
-        self.tool = tool
+        self.tool = self.found = tool
         telemetry.tool_found(tool.name)
 
     def read_arguments(self) -> None:
@@ -298,13 +301,6 @@ class ToolCall:
     )
 
     # ------------------------------------------------------------------ what the steps call
-
-    @property
-    def found(self) -> CompiledTool:
-        """The tool ``find_tool`` found (every later step has one)."""
-        tool = self.tool
-        assert tool is not None
-        return tool
 
     def start_task(self) -> bytes:
         """A task call's task (held while approval is pending), and the create-task answer."""

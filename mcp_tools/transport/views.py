@@ -42,7 +42,7 @@ from .serve import serve_message
 from .streams import serve_get
 from .waits import await_task_result, serve_streaming
 
-__all__ = ["answer", "answer_sync", "endpoint", "respond"]
+__all__ = ["answer", "answer_sync", "decide", "endpoint", "respond"]  # decide: for the WSGI front
 
 logger = logging.getLogger("mcp_tools")
 T = TypeVar("T")

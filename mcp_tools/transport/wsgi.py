@@ -62,8 +62,7 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         return self.app(environ, start_response)
 
     def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> _Answer | None:
-        from .decide import decide
-        from .views import answer_sync
+        from .views import answer_sync, decide  # one import per request (the front loads before Django)
 
         # As Django's handler does (FORCE_SCRIPT_NAME, else SCRIPT_NAME), and as its
         # request_started/request_finished receivers do for connections.
