@@ -3,12 +3,9 @@ MCP client per user (``X-Test-User``, see tests/drfapp/auth.py)."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
-import pytest
 from django.contrib.auth.models import Permission, User
-from django.core.management import call_command
 
 from tests.support.mcp_client import Mcp
 
@@ -25,12 +22,6 @@ def make_user(name: str, *perms: str, superuser: bool = False) -> User:
 
 def perms(model: str, *actions: str, app: str = "drfapp") -> list[str]:
     return [f"{app}.{action}_{model}" for action in actions or ALL_PERMS]
-
-
-@pytest.fixture
-def synced(db: None, settings: Any) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTH_BACKEND": "tests.drfapp.auth.UserHeaderBackend"}
-    call_command("mcp_sync_toolsets", stdout=io.StringIO())
 
 
 class Caller:

@@ -21,7 +21,7 @@ from mcp_tools.contrib.drf.sync import stale_rows
 from mcp_tools.models import Tool
 from mcp_tools.types import Principal
 from tests.drfapp.models import Specimen
-from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
+from tests.drfapp.testing import Caller, make_user, perms
 from tests.integration.test_asking import ELICITS, call
 from tests.support.mcp_client import Mcp
 
@@ -31,7 +31,7 @@ ACTIONS = ["mark_true", "clear_text", "export_csv", "publish"]
 
 
 @pytest.fixture
-def acting(synced: None) -> Iterator[None]:  # noqa: F811
+def acting(synced: None) -> Iterator[None]:
     @register
     class ActingTools(ModelToolset):
         model = Specimen

@@ -17,7 +17,7 @@ from mcp_tools.contrib.drf.models import ToolsetDefinition
 from mcp_tools.models import CatalogVersion, Tool
 from mcp_tools.signals import catalog_changed
 from tests.drfapp.models import Specimen
-from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
+from tests.drfapp.testing import Caller, make_user, perms
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 

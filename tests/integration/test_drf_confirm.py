@@ -14,7 +14,7 @@ from mcp_tools.contrib.drf import ModelToolset
 from mcp_tools.contrib.drf.compiled import compiled_for
 from mcp_tools.contrib.drf.models import ToolsetDefinition
 from tests.drfapp.models import Specimen
-from tests.drfapp.testing import make_user, perms, synced  # noqa: F401
+from tests.drfapp.testing import make_user, perms
 from tests.integration.test_asking import ELICITS, call
 from tests.support.mcp_client import Mcp
 

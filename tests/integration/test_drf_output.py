@@ -22,8 +22,8 @@ from mcp_tools.models import Tool
 from mcp_tools.registry import ToolKind, registry
 from mcp_tools.types import Principal
 from tests.drfapp.models import Kind, Specimen
-from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
-from tests.integration.test_drf_toolsets import _full_specimen, media  # noqa: F401
+from tests.drfapp.testing import Caller, make_user, perms
+from tests.integration.test_drf_toolsets import _full_specimen
 from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db]
@@ -95,7 +95,7 @@ class DeclaredSerializer(serializers.ModelSerializer):  # type: ignore[misc]
 
 
 @pytest.fixture
-def declared(synced: None) -> Iterator[None]:  # noqa: F811
+def declared(synced: None) -> Iterator[None]:
     @register
     class DeclaredKindTools(ModelToolset):
         model = Kind

@@ -21,7 +21,7 @@ from mcp_tools.types import Principal, ToolContext
 from project.library.models import Book
 from project.library.seed import seed
 from tests.drfapp.models import Kind, Specimen
-from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
+from tests.drfapp.testing import Caller, make_user, perms
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 

@@ -23,7 +23,7 @@ from mcp_tools.exceptions import ToolError
 from mcp_tools.models import Tool
 from mcp_tools.types import Principal, ToolContext
 from tests.drfapp.models import Code, Kind, Specimen
-from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
+from tests.drfapp.testing import Caller, make_user, perms
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 
@@ -210,12 +210,6 @@ def _full_specimen(owner: User | None = None) -> Specimen:
     specimen.file.save("a.txt", ContentFile(b"hello"), save=True)
     specimen.kinds.set([kind, other])
     return specimen
-
-
-@pytest.fixture
-def media(settings: Any, tmp_path: Any) -> None:
-    settings.MEDIA_ROOT = str(tmp_path)
-    settings.MEDIA_URL = "/media/"
 
 
 def test_every_operation_returns_what_its_output_schema_says_for_every_field_type(client: Any, media: None) -> None:

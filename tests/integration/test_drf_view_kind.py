@@ -19,7 +19,7 @@ from mcp_tools.admin.forms import ToolForm
 from mcp_tools.models import Tool
 from mcp_tools.registry import registry
 from project.library.models import Author, Book
-from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401 - a fixture
+from tests.drfapp.testing import Caller, make_user, perms
 from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]

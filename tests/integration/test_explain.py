@@ -16,7 +16,7 @@ from django.core.management.base import CommandError
 
 from mcp_tools.models import Scope, Tool
 from mcp_tools.services.explain import explain, grant_for
-from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
+from tests.drfapp.testing import Caller, make_user, perms
 from tests.integration.test_oauth import authed, make_token, names
 
 

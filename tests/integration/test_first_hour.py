@@ -16,7 +16,6 @@ from mcp_tools.contrib.drf import ModelToolset, register, unregister
 from mcp_tools.models import McpTask
 from mcp_tools.tasking import WAITING_FOR_WORKER
 from tests.drfapp.models import Kind
-from tests.drfapp.testing import synced  # noqa: F401
 from tests.support.mcp_client import Mcp
 
 pytestmark = [pytest.mark.django_db]
@@ -25,7 +24,7 @@ W001 = "mcp_tools_drf.W001: Model tool list_kind_reader (no tool row yet). (Run 
 
 
 @pytest.fixture
-def unsynced(synced: None) -> Iterator[None]:  # noqa: F811
+def unsynced(synced: None) -> Iterator[None]:
     """A toolset registered (its handlers module imported) whose rows were never written."""
     register(
         type(

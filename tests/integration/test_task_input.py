@@ -19,9 +19,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from mcp_tools.asking import waiting
-from mcp_tools.models import McpPendingInput, McpTask, Tool
-from mcp_tools.registry import ToolKind, registry
+from mcp_tools.models import McpPendingInput, McpTask
 from mcp_tools.tasking.worker import execute
 from tests.support.mcp_client import Mcp, modern_meta
 
@@ -43,56 +41,6 @@ def _queued_and_quick(settings: Any) -> Iterator[None]:
     app.conf.task_always_eager = False
     yield
     app.conf.task_always_eager = True
-
-
-@pytest.fixture
-def client_turns(monkeypatch: pytest.MonkeyPatch) -> list[Callable[[], None]]:
-    """Steps the test plays as the client, one per look of the waiting worker at its request."""
-    turns: list[Callable[[], None]] = []
-    real_pause = waiting.pause
-
-    def pause(seconds: float) -> None:
-        if turns:
-            turns.pop(0)()
-        else:
-            real_pause(seconds)
-
-    monkeypatch.setattr(waiting, "pause", pause)
-    return turns
-
-
-@pytest.fixture
-def asking_tools() -> Iterator[list[Any]]:
-    """``confirm`` asks one question; ``interview`` asks the user, then the client's model."""
-    seen: list[Any] = []
-
-    def status(ctx: Any) -> str:  # the task's status as its handler goes on after an answer
-        return str(McpTask.objects.filter(tool_name=ctx.tool_name).values_list("status", flat=True).get())
-
-    def confirm(ctx: Any) -> str:
-        seen.append(("can", ctx.can_elicit, ctx.can_sample))
-        answer = ctx.elicit("Export 3 files?", FORM)
-        seen.extend([answer, status(ctx)])
-        return "Exported." if answer.accepted and answer.content["ok"] else "Not exported."
-
-    def interview(ctx: Any) -> str:
-        first = ctx.elicit("Proceed?", FORM, key="proceed")
-        seen.append(status(ctx))
-        colour = ctx.sample(["Name a colour."], max_tokens=10)
-        seen.append(status(ctx))
-        return f"{first.action}, {colour.text}"
-
-    registry.register(ToolKind("test.task_confirm", confirm))
-    registry.register(ToolKind("test.task_interview", interview))
-    Tool.objects.create(
-        name="task_confirm", description="asks", handler_key="test.task_confirm", task_support="optional"
-    )
-    Tool.objects.create(
-        name="task_interview", description="asks twice", handler_key="test.task_interview", task_support="optional"
-    )
-    yield seen
-    registry.unregister("test.task_confirm")
-    registry.unregister("test.task_interview")
 
 
 def _legacy(mcp: Mcp, capabilities: dict[str, Any]) -> Mcp:

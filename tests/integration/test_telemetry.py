@@ -15,7 +15,6 @@ import pytest
 from mcp_tools import telemetry
 from mcp_tools.models import McpTask
 from mcp_tools.tasking.worker import execute
-from tests.integration.test_task_input import asking_tools, client_turns  # noqa: F401  (fixtures)
 from tests.support.mcp_client import Mcp, modern_meta, sse_messages
 from tests.support.otel import otel_fixture, points, server_spans  # noqa: F401  (the otel fixture)
 
@@ -244,8 +243,8 @@ def test_a_tasks_result_stream_is_counted_while_open(
     mcp: Mcp,
     otel: Any,
     settings: Any,
-    asking_tools: list[Any],  # noqa: F811  (the fixtures imported above)
-    client_turns: list[Callable[[], None]],  # noqa: F811
+    asking_tools: list[Any],
+    client_turns: list[Callable[[], None]],
 ) -> None:
     """A tasks/result that streams a task's request for input (2025-11-25) is an open stream
     until it ends; the task then completes with the answer POSTed back."""

@@ -6,25 +6,33 @@ from __future__ import annotations
 from tests.integration.conftest import (
     _clear_cache,
     alice,
+    asking_tools,
+    client_turns,
     demo_tools,
     header_auth,
     mcp,
+    media,
     oauth,
     oauth_backend,
     queued,
     root,
     root_client,
+    synced,
 )
 
 __all__ = [
     "_clear_cache",
     "alice",
+    "asking_tools",
+    "client_turns",
     "demo_tools",
     "header_auth",
     "mcp",
+    "media",
     "oauth",
     "oauth_backend",
     "queued",
     "root",
     "root_client",
+    "synced",
 ]

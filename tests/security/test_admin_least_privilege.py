@@ -23,7 +23,7 @@ from django.test import Client
 from django.utils import timezone
 
 from mcp_tools.models import AuditEvent, McpTask, Scope, Tool
-from tests.drfapp.testing import make_user, synced  # noqa: F401  (the synced fixture)
+from tests.drfapp.testing import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ def _staff(client: Client, name: str, *permissions: str) -> Client:
 
 
 @pytest.fixture
-def restricted(synced: None) -> Tool:  # noqa: F811  (the fixture imported above)
+def restricted(synced: None) -> Tool:
     """The tool's scope is restricted to a group; another group holds its permission; a user
     (who exists: the panel must not tell) holds it directly."""
     Group.objects.create(name="scope-holders")

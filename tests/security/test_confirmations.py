@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.drfapp.models import Specimen
-from tests.drfapp.testing import make_user, perms, synced  # noqa: F401
+from tests.drfapp.testing import make_user, perms
 from tests.integration.test_asking import ELICITS, call
 from tests.integration.test_drf_actions import acting  # noqa: F401
 from tests.support.mcp_client import Mcp

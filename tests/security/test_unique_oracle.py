@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from project.library.models import Author, Book
-from tests.drfapp.testing import Caller, make_user, perms, synced  # noqa: F401
+from tests.drfapp.testing import Caller, make_user, perms
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("synced")]
 
