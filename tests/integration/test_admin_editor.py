@@ -15,30 +15,13 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from mcp_tools.models import AuditEvent, CatalogVersion, Scope, Tool, ToolRevision
+from tests.support.admin_forms import tool_form
 from tests.support.mcp_client import LEGACY, MODERN, Mcp
 
 ADD = "/admin/mcp_tools/tool/add/"
 LIST = "/admin/mcp_tools/tool/"
 
-FORM = {
-    "name": "greet",
-    "title": "Greeter",
-    "description": "Says hello",
-    "enabled": "on",
-    "handler_key": "demo.echo",
-    "handler_config": '{"prefix": "hi "}',
-    "input_schema": '{"type": "object", "properties": {"text": {"type": "string"}}}',
-    "output_schema": "",
-    "annotation_title": "",
-    "read_only_hint": "unknown",
-    "destructive_hint": "unknown",
-    "idempotent_hint": "unknown",
-    "open_world_hint": "unknown",
-    "icons": "",
-    "task_support": "forbidden",
-    "rate_limit": "",
-    "sensitive_arguments": "",
-}
+FORM = tool_form(name="greet", title="Greeter", description="Says hello", handler_config='{"prefix": "hi "}')
 
 
 def _errors(response: Any) -> dict[str, list[str]]:

@@ -9,31 +9,19 @@ import pytest
 from django.test import Client
 
 from mcp_tools.models import AuditEvent, Tool
+from tests.support.admin_forms import tool_form
 
 pytestmark = pytest.mark.django_db
 
 ADD = "/admin/mcp_tools/tool/add/"
 LIST = "/admin/mcp_tools/tool/"
 
-FORM = {
-    "name": "slow",
-    "title": "",
-    "description": "A slow report",
-    "enabled": "on",
-    "handler_key": "demo.report",
-    "handler_config": "{}",
-    "input_schema": '{"type": "object", "properties": {"steps": {"type": "integer"}}}',
-    "output_schema": "",
-    "annotation_title": "",
-    "read_only_hint": "unknown",
-    "destructive_hint": "unknown",
-    "idempotent_hint": "unknown",
-    "open_world_hint": "unknown",
-    "icons": "",
-    "task_support": "forbidden",
-    "rate_limit": "",
-    "sensitive_arguments": "",
-}
+FORM = tool_form(
+    name="slow",
+    description="A slow report",
+    handler_key="demo.report",
+    input_schema='{"type": "object", "properties": {"steps": {"type": "integer"}}}',
+)
 STEP = "config__demo.report__step_seconds"
 PREFIX = "config__demo.echo__prefix"
 TASK = "config__celery.task__task"
