@@ -51,15 +51,7 @@ def _runserver(tmp: Path, extra: dict[str, str] | None = None) -> Iterator[tuple
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}/admin/login/", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise AssertionError(log_path.read_text(errors="replace")[-3000:]) from None
-                time.sleep(0.2)
+        _serving(base, process, log_path)
         yield base, process, log_path
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -155,6 +147,19 @@ def _new_server_process(process: subprocess.Popen[bytes], old: int, since: float
     return time.monotonic() - since
 
 
+def _serving(base: str, process: subprocess.Popen[bytes], log_path: Path, within: float = 60) -> None:
+    """Wait until the restarted runserver answers: its new process exists before it listens."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            httpx.get(f"{base}/admin/login/", timeout=1)
+            return
+        except httpx.HTTPError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise AssertionError(log_path.read_text(errors="replace")[-3000:]) from None
+            time.sleep(0.2)
+
+
 def test_a_handlers_module_added_while_runserver_runs_is_served_after_a_restart(tmp_path: Path) -> None:
     """A newcomer adds ``billing/mcp_handlers.py`` while runserver runs and syncs the toolset:
     runserver restarts by itself (it watched only modules imported at start), so its tools are
@@ -183,6 +188,7 @@ def test_a_handlers_module_added_while_runserver_runs_is_served_after_a_restart(
         env = server_env(tmp_path, extra)
         subprocess.run([sys.executable, "manage.py", "mcp_sync_toolsets"], cwd=ROOT, env=env, check=True)
 
+        _serving(base, process, log_path)
         headers = _session(base)
         listed = httpx.post(f"{base}/mcp", headers=headers, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         names = [tool["name"] for tool in listed.json()["result"]["tools"]]
