@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import subprocess
 import sys
 import time
@@ -158,8 +159,9 @@ def database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, st
 
 def measure(
     server: LiveServer, token: str, method: str, params: dict[str, Any], *, refused: bool = False, n: int = CALLS
-) -> dict[str, float]:
-    """Round trips per request of ``n`` requests (after a warm-up), audit rows written included."""
+) -> tuple[dict[str, float], float]:
+    """Round trips per request of ``n`` requests (after a warm-up), audit rows written included,
+    and the seconds the requests took."""
     with httpx.Client(timeout=30) as client:
         for _ in range(3):  # warm: connections opened, the catalog built, the subscription made
             check_message(MODERN, post(client, server, token, method, params), method)
@@ -171,6 +173,7 @@ def measure(
                 break
             rows = audit_rows(server)
         counts(server, reset=True)
+        started = time.monotonic()
         for _ in range(n):
             reply = post(client, server, token, method, params)
             assert "error" not in reply, reply
@@ -184,7 +187,23 @@ def measure(
             time.sleep(0.2)
         assert audit_rows(server) == rows + audited
         found = counts(server)
-    return {kind: count / n for kind, count in sorted(found.items())}
+    return {kind: count / n for kind, count in sorted(found.items())}, time.monotonic() - started
+
+
+# The audit writer's statements: a batch per 100 rows, or per second after a batch's first row
+# (whichever comes first), so their number also follows the time the requests took.
+AUDIT_KINDS = ("pg INSERT mcp_tools_auditevent", "pg SELECT 1")
+
+
+def with_slow_batches(expected: dict[str, Bound], n: int, seconds: float) -> dict[str, Bound]:
+    """The documented bounds, those of the audit writer raised to what ``n`` requests over
+    ``seconds`` may send: the table's figures are for a process answering at least 50 calls a
+    second, and a loaded machine (CI) can be slower (200 calls in 5 s sent 7 INSERTs, 0.035)."""
+    timed = (math.ceil(n / 100) + math.ceil(seconds) + 1) / n
+    return {
+        kind: Bound(max(bound.value, timed), exact=False) if kind in AUDIT_KINDS and not bound.exact else bound
+        for kind, bound in expected.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -250,10 +269,19 @@ def test_round_trips_per_request_are_as_documented(front: str, settings: str, da
     table = documented()
     extra = SCALE if settings == "scale" else {}
     with serve(front, tmp, scale_env(name, prefix, **extra)) as server:
-        call = measure(server, token, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
-        limited = measure(server, token, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}, refused=True)
-        listed = measure(server, token, "tools/list", {})
-    print(f"{front} {settings}: tools/call {call}; refused {limited}; tools/list {listed}")
-    check_against_docs(call, table[(settings, "tools/call")], f"{front} {settings} tools/call")
-    check_against_docs(limited, table[(settings, "tools/call refused")], f"{front} {settings} refused tools/call")
-    check_against_docs(listed, table[(settings, "tools/list")], f"{front} {settings} tools/list")
+        call, call_s = measure(server, token, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+        limited, limited_s = measure(
+            server, token, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}, refused=True
+        )
+        listed, listed_s = measure(server, token, "tools/list", {})
+    print(
+        f"{front} {settings}: tools/call {call} ({call_s:.1f} s); refused {limited} ({limited_s:.1f} s); "
+        f"tools/list {listed} ({listed_s:.1f} s)"
+    )
+    where = f"{front} {settings}"
+    check_against_docs(call, with_slow_batches(table[(settings, "tools/call")], CALLS, call_s), f"{where} tools/call")
+    refused = with_slow_batches(table[(settings, "tools/call refused")], CALLS, limited_s)
+    check_against_docs(limited, refused, f"{where} refused tools/call")
+    check_against_docs(
+        listed, with_slow_batches(table[(settings, "tools/list")], CALLS, listed_s), f"{where} tools/list"
+    )
