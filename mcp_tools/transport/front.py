@@ -36,6 +36,7 @@ from django.urls import NoReverseMatch, reverse, set_script_prefix
 
 from .. import audit
 from ..conf import mcp_settings
+from ..prefork import take_free_heap_at_fork
 from ..protocol.errors import internal_error, invalid_request
 from ..protocol.jsonrpc import encode_error
 from ..protocol.versions import unreadable_id_is_null
@@ -91,11 +92,14 @@ class EndpointFront(Generic[App]):
 
     def warm(self) -> bool:
         """Build now what each worker would otherwise build on its first requests: the site's
-        URLconf (the endpoint's path is looked up in it), the cache backend and the compiled
-        catalog of the current version (tools, their validators, scopes). Call it at the end of
-        the site's ``wsgi.py``/``asgi.py``: under a server that forks its workers from a loaded
+        URLconf (the endpoint's path is looked up in it), the cache backend, the template
+        engines (each imports every installed app's tag libraries) and the compiled catalog of
+        the current version (tools, their validators, scopes). Call it at the end of the site's
+        ``wsgi.py``/``asgi.py``: under a server that forks its workers from a loaded
         application (gunicorn ``--preload``) the workers then share those pages instead of each
-        building its own copy, and elsewhere the first request is simply faster.
+        building its own copy, and elsewhere the first request is simply faster. It also has
+        the process's first fork take the C heap's free chunks first (``mcp_tools.prefork``),
+        so that the workers' own allocations do not copy the parent's pages they lie on.
 
         No request is served (nothing is audited or counted) and no database connection or
         connection pool is left open (neither may cross a fork): the work runs in a thread of
@@ -115,6 +119,7 @@ class EndpointFront(Generic[App]):
         from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 
         caches[DEFAULT_CACHE_ALIAS]  # the backend, made once per process (see above)
+        take_free_heap_at_fork()
         built: list[bool] = []
         thread = threading.Thread(target=self._warm, args=(built,), name="mcp-tools-warm")
         thread.start()
@@ -122,7 +127,10 @@ class EndpointFront(Generic[App]):
         return bool(built and built[0])
 
     def _warm(self, built: list[bool]) -> None:
+        from django.template import engines
+
         self.path  # noqa: B018 - resolving it imports the URLconf and populates its resolvers
+        engines.all()  # each imports the tag libraries of every installed app as it is made
         _build_catalog(type(self).__name__, built)
 
 
