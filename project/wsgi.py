@@ -17,7 +17,8 @@ if os.environ.get("MCP_WSGI_FRONT", "1") != "0":
     from mcp_tools.wsgi import McpWsgiFront
 
     application = McpWsgiFront(application)
-    # The URLconf and the catalog built now: under gunicorn --preload, once for all workers.
+    # The URLconf, the template engines and the catalog built now, and the C heap's free chunks
+    # taken at the first fork: under gunicorn --preload, once for all workers (see deploy.md).
     application.warm()
 
 # What start-up allocated lives as long as the process: out of the collector's way.

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -36,6 +37,7 @@ from django.urls import NoReverseMatch, reverse, set_script_prefix
 
 from .. import audit
 from ..conf import mcp_settings
+from ..prefork import take_free_heap_at_fork
 from ..protocol.errors import internal_error, invalid_request
 from ..protocol.jsonrpc import encode_error
 from ..protocol.versions import unreadable_id_is_null
@@ -91,20 +93,27 @@ class EndpointFront(Generic[App]):
 
     def warm(self) -> bool:
         """Build now what each worker would otherwise build on its first requests: the site's
-        URLconf (the endpoint's path is looked up in it), the cache backend and the compiled
-        catalog of the current version (tools, their validators, scopes). Call it at the end of
-        the site's ``wsgi.py``/``asgi.py``: under a server that forks its workers from a loaded
+        URLconf (the endpoint's path is looked up in it), the cache backend, the template
+        engines (each imports every installed app's tag libraries) and the compiled catalog of
+        the current version (tools, their validators, scopes). Call it at the end of the site's
+        ``wsgi.py``/``asgi.py``: under a server that forks its workers from a loaded
         application (gunicorn ``--preload``) the workers then share those pages instead of each
-        building its own copy, and elsewhere the first request is simply faster.
+        building its own copy, and elsewhere the first request is simply faster. It also has
+        the process's first fork take the C heap's free chunks first (``mcp_tools.prefork``),
+        so that the workers' own allocations do not copy the parent's pages they lie on.
 
         No request is served (nothing is audited or counted) and no database connection or
-        connection pool is left open (neither may cross a fork): the work runs in a thread of
-        its own, which closes its connections, so this works where the server imports the
-        application inside its event loop (uvicorn) too. A database that cannot answer yet
-        (not migrated, not reachable) is logged and skipped: the first request builds the
-        catalog as before. Returns whether the catalog was built.
+        connection pool is left open (neither may cross a fork): the work runs in a context of
+        its own, in the calling thread, whose connections it closes. Where the caller runs an
+        event loop (uvicorn imports the application inside its loop, and Django refuses
+        database work in the loop's thread) it runs in a thread of its own instead, which
+        closes its connections; not otherwise, since a thread's C allocations go to a heap of
+        its own, left half free when it ends, which a forked worker's first thread (the audit
+        writer) takes over and copies page by page (0.7 MiB PSS per demo worker). A database
+        that cannot answer yet (not migrated, not reachable) is logged and skipped: the first
+        request builds the catalog as before. Returns whether the catalog was built.
 
-        The URLconf is resolved in that thread too: populating the URL resolvers sets an
+        The URLconf is resolved in that context too: populating the URL resolvers sets an
         asgiref ``Local`` per resolver (27 in the demo) in the context it runs in, and under
         uvicorn every request inherits the importing context, where asgiref would copy and
         re-home each of them on every hop to a pool thread (a quarter of the ASGI front's
@@ -115,15 +124,30 @@ class EndpointFront(Generic[App]):
         from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 
         caches[DEFAULT_CACHE_ALIAS]  # the backend, made once per process (see above)
+        take_free_heap_at_fork()
         built: list[bool] = []
-        thread = threading.Thread(target=self._warm, args=(built,), name="mcp-tools-warm")
-        thread.start()
-        thread.join()
+        if _loop_running():
+            thread = threading.Thread(target=self._warm, args=(built,), name="mcp-tools-warm")
+            thread.start()
+            thread.join()
+        else:
+            contextvars.Context().run(self._warm, built)
         return bool(built and built[0])
 
     def _warm(self, built: list[bool]) -> None:
+        from django.template import engines
+
         self.path  # noqa: B018 - resolving it imports the URLconf and populates its resolvers
+        engines.all()  # each imports the tag libraries of every installed app as it is made
         _build_catalog(type(self).__name__, built)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _build_catalog(name: str, built: list[bool]) -> None:
@@ -140,7 +164,7 @@ def _build_catalog(name: str, built: list[bool]) -> None:
         )
         built.append(False)
     finally:
-        for conn in connections.all(initialized_only=True):  # this thread's
+        for conn in connections.all(initialized_only=True):  # this thread's (per thread, not context)
             opened = conn.connection is not None
             conn.close()
             close_pool = getattr(conn, "close_pool", None)  # PostgreSQL with OPTIONS["pool"]: its

@@ -50,6 +50,8 @@ EXERCISED_THROUGH: dict[str, tuple[str, ...]] = {
         "security/test_view_authority.py",
     ),
     "mcp_tools.editing.problems": ("integration/test_first_hour.py",),
+    # before gunicorn --preload forks its workers (registered by warm())
+    "mcp_tools.prefork": ("e2e/test_preload.py",),
     "mcp_tools.services.exchange": ("integration/test_endpoint.py",),
     "mcp_tools.services.listen": ("integration/test_asgi_front.py", "e2e/test_list_changed.py"),
     "mcp_tools.services.resources": ("integration/test_apps.py", "integration/test_admin_apps.py"),
