@@ -66,10 +66,16 @@ wrk:  ## Debian's wrk for the benchmarks, when missing
 
 check: lint test-fast  ## the quick gate: lint, then unit + integration (+ security) tests on SQLite
 
-test: install browser  ## everything, as CI runs it: SQLite (all e2e included), then PostgreSQL, then the second stack
-	$(MAKE) --no-print-directory test-sqlite
-	$(MAKE) --no-print-directory test-postgres
-	$(MAKE) --no-print-directory test-next
+# CI's order: the tests that keep both cores busy one after another, and beside the e2e tests,
+# which wait on servers, clients and browsers for much of their time, the PostgreSQL pass and
+# the second stack's wheel test (pip); the timing tests alone. Each part's output is printed
+# whole when it ends.
+test: install browser  ## everything, as CI runs it: SQLite, the timing tests, then the e2e tests beside PostgreSQL and the wheel on the second stack, then the rest of the second stack
+	$(PY) -m pytest $(FAST_TESTS) $(XDIST) -q
+	$(MAKE) --no-print-directory test-e2e-timing
+	$(NEXT) true  # the second stack's chroot and venv (CI made them during the first part)
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-e2e-loaded test-postgres test-next-wheel
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-next-sqlite test-next-postgres
 
 test-fast: install  ## unit + integration (+ security) tests on SQLite, 2 processes
 	$(PY) -m pytest $(FAST_TESTS) $(XDIST) -q
@@ -79,7 +85,13 @@ test-sqlite: install browser  ## the SQLite pass: unit + integration (+ security
 	$(MAKE) --no-print-directory test-e2e
 
 test-e2e: install browser  ## the e2e tests (real servers, SDK clients, conformance, browser, worker, scale): 3 files at a time, then the timing tests alone
+	$(MAKE) --no-print-directory test-e2e-loaded
+	$(MAKE) --no-print-directory test-e2e-timing
+
+test-e2e-loaded: install browser  # the e2e tests that hold under load, 3 files at a time
 	$(PY) -m pytest tests/e2e -m "not timing" $(E2E_XDIST) --dist loadfile --no-loadscope-reorder --durations=30
+
+test-e2e-timing: install browser  # the e2e tests that time something, alone on the machine
 	$(PY) -m pytest tests/e2e -m timing --durations=5
 
 test-postgres: install  ## integration (+ security) on PostgreSQL (127.0.0.1:5432), 2 processes (the unit tests use no database)
