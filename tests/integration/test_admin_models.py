@@ -11,24 +11,9 @@ from django.core.management import call_command
 
 from mcp_tools.checks import check_tools
 from mcp_tools.models import CatalogVersion, Tool
+from tests.support.admin_forms import tool_form
 
-VALID = {
-    "name": "admin.tools.list",
-    "title": "",
-    "description": "d",
-    "enabled": "on",
-    "handler_key": "demo.echo",
-    "handler_config": "{}",
-    "input_schema": '{"type": "object"}',
-    "output_schema": "null",
-    "annotation_title": "",
-    "read_only_hint": "unknown",
-    "destructive_hint": "unknown",
-    "idempotent_hint": "unknown",
-    "open_world_hint": "unknown",
-    "icons": "",
-    "task_support": "forbidden",
-}
+VALID = tool_form(name="admin.tools.list", description="d", input_schema='{"type": "object"}', output_schema="null")
 
 
 @pytest.fixture

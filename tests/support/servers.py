@@ -22,6 +22,24 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def run_script(script: str, timeout: float) -> Any:
+    """Run ``script`` in a fresh interpreter (the checkout on its path, nothing else of this
+    process's environment) and return the JSON of its last line of output."""
+    import json
+
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -7,12 +7,7 @@ nor for the requests). A fresh interpreter
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.servers import run_script
 
 # What only a Celery worker, the admin, a management command, OAuth or an optional
 # integration needs: none of it may load on the way to an answer.
@@ -108,17 +103,7 @@ print(json.dumps({"answers": answers, "loaded": sorted(at_setup | (set(sys.modul
 
 
 def test_answering_requests_imports_no_worker_admin_or_oauth_code() -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report = run_script(SCRIPT, timeout=120)
     (list_status, listed), (call_status, called) = report["answers"]
     assert list_status.startswith("200"), listed
     assert [t["name"] for t in listed["result"]["tools"]] == ["echo"], listed

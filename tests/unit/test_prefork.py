@@ -8,15 +8,11 @@ about 600 KB of them between blocks still in use.
 
 from __future__ import annotations
 
-import json
 import platform
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.servers import run_script
 
 SCRIPT = r"""
 import json, os
@@ -44,17 +40,7 @@ print(json.dumps({"before": [before.fordblks - before.keepcost, before.arena], "
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the heap is glibc's")
 def test_the_first_fork_takes_the_free_chunks_and_no_more() -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report = run_script(SCRIPT, timeout=60)
     free_before, heap_before = report["before"]
     (taken, free_after, heap_after), (taken_again, _, heap_again) = report["forks"]
     assert taken >= 500, report  # the 1,000 freed blocks, split by the sizes requested
