@@ -155,6 +155,9 @@ def _build_catalog(name: str, built: list[bool]) -> None:
 
     from ..catalog import get_catalog
 
+    # The calling thread's own connections (warm() runs in it outside an event loop) are left
+    # as they are: closing one inside the caller's transaction would break the transaction.
+    theirs = {conn.alias for conn in connections.all(initialized_only=True) if conn.connection is not None}
     try:
         get_catalog(fresh=True)  # (no reuse started: it would follow the notifier before a fork)
         built.append(True)
@@ -165,6 +168,8 @@ def _build_catalog(name: str, built: list[bool]) -> None:
         built.append(False)
     finally:
         for conn in connections.all(initialized_only=True):  # this thread's (per thread, not context)
+            if conn.alias in theirs:
+                continue
             opened = conn.connection is not None
             conn.close()
             close_pool = getattr(conn, "close_pool", None)  # PostgreSQL with OPTIONS["pool"]: its

@@ -233,6 +233,24 @@ def test_warm_leaves_only_the_cache_backend_in_the_context_it_is_called_from(dem
     assert catalog._current is not None
 
 
+@pytest.mark.django_db
+def test_warm_leaves_the_callers_open_connection_and_transaction_alone(demo_tools: None) -> None:
+    """warm() runs in the calling thread outside an event loop: it closes what it opened, not a
+    connection the caller holds (closing it inside the caller's transaction broke the transaction:
+    the next query raised TransactionManagementError)."""
+    from mcp_tools import catalog
+    from mcp_tools.models import CatalogVersion
+
+    if connection.vendor == "sqlite":
+        pytest.skip("in-memory SQLite ignores close(); the PostgreSQL pass of make test runs this")
+    version = CatalogVersion.current()  # the caller's connection is open, in this test's transaction
+    assert connection.in_atomic_block
+    catalog.reset()
+    assert McpWsgiFront(Inner()).warm() is True
+    assert connection.connection is not None
+    assert CatalogVersion.current() == version  # the transaction still answers
+
+
 def test_warm_with_a_database_that_cannot_answer_logs_and_leaves_the_catalog_to_the_first_request(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
