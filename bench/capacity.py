@@ -461,19 +461,30 @@ def check_workers(
 
 
 def check_model(
-    stores: Stores, tmp: Path, statements: dict[str, str], measured: dict[str, Any], seconds: int, settings: str
-) -> None:
+    stores: Stores, env: dict[str, str], tmp: Path, token: str, statements: dict[str, str], measured: dict[str, Any],
+    seconds: int, settings: str,
+) -> None:  # fmt: skip
     """The model at the rate the workers made: the statements and pipelines a call sends (the
     table's counts), replayed at that rate over as many connections; its store CPU per call
-    against what the workers cost the stores."""
+    against what the workers cost the stores.
+
+    Redis's replay runs twice: on the machine at rest, and while the same workers serve the
+    same load with the rate limit off (Redis then gets the replay's pipelines only, on a
+    machine as busy as during the measured run). A call costs Redis a few microseconds, and
+    what those cost depends on how busy the machine's cores are (run at rest the replay cost
+    Redis half of what it cost beside the workers, run for run); the second is the like-for-
+    like figure the check uses, the first is reported beside it."""
     rate = measured["rps"]
     mix = CALL_MIX[settings]
     model_pg = replay_pg(stores, tmp, statements, mix, rate, measured["pg_connections"], seconds)
-    model_redis = replay_redis(stores, settings, rate, measured["workers"], seconds)
+    at_rest = replay_redis(stores, settings, rate, measured["workers"], seconds)
+    model_redis = replay_redis_beside_workers(stores, env, tmp, token, settings, rate, measured["workers"], seconds)
     measured["pg_model_us"] = round(model_pg, 2)
     measured["redis_model_us"] = round(model_redis, 2)
+    measured["redis_model_at_rest_us"] = round(at_rest, 2)
     measured["pg_vs_model"] = round(measured["pg_us"] / model_pg, 3) if model_pg > 0 else None
     measured["redis_vs_model"] = round(measured["redis_us"] / model_redis, 3) if model_redis > 0 else None
+    measured["redis_vs_model_at_rest"] = round(measured["redis_us"] / at_rest, 3) if at_rest > 0 else None
 
 
 # --------------------------------------------------------------------------- the model at a rate
@@ -549,10 +560,14 @@ def replay_pg(
     return (cpu - idle * elapsed) / max(processed / per_call, 1) * 1e6
 
 
-def replay_redis(stores: Stores, settings: str, calls_per_s: float, clients: int, seconds: int) -> float:
-    """Redis CPU (us) per call of the rate limit's round trips sent at ``calls_per_s``."""
+def replay_redis(
+    stores: Stores, settings: str, calls_per_s: float, clients: int, seconds: int, idle: float | None = None
+) -> float:
+    """Redis CPU (us) per call of the rate limit's round trips sent at ``calls_per_s``; ``idle``:
+    Redis's CPU per second without them (measured first when not given)."""
     size, share = REDIS_TRIPS[settings]
-    idle = idle_rate(stores.redis_cpu, min(seconds, 5))
+    if idle is None:
+        idle = idle_rate(stores.redis_cpu, min(seconds, 5))
     before, started = stores.redis_cpu(), time.monotonic()
     commands = stores.redis_commands().get("incrby", 0)
     rate = calls_per_s * share
@@ -563,6 +578,39 @@ def replay_redis(stores: Stores, settings: str, calls_per_s: float, clients: int
     cpu, elapsed = stores.redis_cpu() - before, time.monotonic() - started
     trips = stores.redis_commands().get("incrby", 0) - commands
     return (cpu - idle * elapsed) / max(trips / share, 1) * 1e6
+
+
+def replay_redis_beside_workers(
+    stores: Stores, env: dict[str, str], tmp: Path, token: str, settings: str, calls_per_s: float, workers: int,
+    seconds: int,
+) -> float:  # fmt: skip
+    """:func:`replay_redis` while ``workers`` gunicorn workers serve the measured run's load
+    (``wrk``, tools/call, c=16) with the rate limit off: the replay alone reaches Redis, with
+    the machine's cores as busy as in the run. Redis's idle CPU is measured under that load too."""
+    import threading
+
+    body, headers = request_files(tmp, token)
+    failed: list[BaseException] = []
+
+    def load(duration: int) -> None:
+        try:
+            wrk(port, body, headers, duration, 16)
+        except BaseException as exc:  # SystemExit included: reported below, in this thread
+            failed.append(exc)
+
+    with gunicorn({**env, "MCP_RATE_LIMIT": "off"}, workers, tmp) as (_, port):
+        load(2)  # warm: connections, catalogs, token rows
+        thread = threading.Thread(target=load, args=(seconds + 5,))
+        thread.start()
+        try:
+            time.sleep(0.5)
+            idle = idle_rate(stores.redis_cpu, 2.0)
+            cost = replay_redis(stores, settings, calls_per_s, workers, seconds, idle=idle)
+        finally:
+            thread.join()
+    if failed:
+        raise SystemExit(f"the load beside the Redis replay failed: {failed[0]}")
+    return cost
 
 
 # --------------------------------------------------------------------------- report
@@ -639,14 +687,15 @@ def main(argv: list[str] | None = None) -> int:
             for workers in (int(w) for w in args.workers.split(",")):
                 result = check_workers(stores, env, tmp, token, workers, seconds)
                 result["workers"] = workers
-                check_model(stores, tmp, statements, result, seconds, settings)
+                check_model(stores, env, tmp, token, statements, result, seconds, settings)
                 checks[f"{settings} {workers}"] = result
                 print(
                     f"  {settings:7} {workers} worker(s): {result['rps']:7.0f} calls/s, "
                     f"worker {result['worker_us']:6.0f} us, "
                     f"PostgreSQL {result['pg_us']:5.1f} us (model {result['pg_model_us']}, x{result['pg_vs_model']}), "
                     f"Redis {result['redis_us']:5.1f} us "
-                    f"(model {result['redis_model_us']}, x{result['redis_vs_model']}), "
+                    f"(model {result['redis_model_us']}, x{result['redis_vs_model']}; "
+                    f"at rest {result['redis_model_at_rest_us']}, x{result['redis_vs_model_at_rest']}), "
                     f"{result['pg_connections']} connections\n"
                     f"      per call, PostgreSQL {result['pg_statements_per_call']}"
                     f"\n      Redis {result['redis_commands_per_call']}"
