@@ -27,8 +27,9 @@ from http import HTTPStatus
 from io import BytesIO
 from typing import Any
 
+from django.conf import settings
 from django.core import signals
-from django.core.handlers.wsgi import WSGIRequest, get_script_name
+from django.core.handlers.wsgi import WSGIRequest
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.urls import set_script_prefix
@@ -64,11 +65,12 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
     def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> _Answer | None:
         from .views import answer_sync, decide  # one import per request (the front loads before Django)
 
-        # As Django's handler does (FORCE_SCRIPT_NAME, else SCRIPT_NAME), and as its
-        # request_started/request_finished receivers do for connections.
-        set_script_prefix(get_script_name(environ))
+        # As Django's handler does, and as its request_started/request_finished receivers do
+        # for connections. The request puts the script name it works out (FORCE_SCRIPT_NAME,
+        # else SCRIPT_NAME) in META: the prefix is taken from there, not worked out twice.
+        request = _FrontRequest(environ)
+        set_script_prefix(environ["SCRIPT_NAME"])
         close_old_connections(_in_thread.connections)
-        request = WSGIRequest(environ)
         try:
             with audit.deferred():  # a full batch of audit rows waits for this answer's close()
                 reply = answer_sync(decide(request), request)
@@ -93,9 +95,47 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         return _send(start_response, reply.status, list(reply.headers.items()), body)
 
 
+class _FrontRequest(WSGIRequest):
+    """Django's request, with ``body`` read in one step where Django's checks cannot refuse it.
+
+    Django's ``body`` reads the size limit from the settings four times and measures the body
+    again after reading it. Within WSGI the stream holds at most ``CONTENT_LENGTH`` bytes, so a
+    body whose declared length is within ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is within it once read:
+    one look at the setting is enough. Anything else (a body already read, one over the limit)
+    is Django's own ``body``, with its errors.
+    """
+
+    @property
+    def body(self) -> bytes:
+        read: bytes | None = self.__dict__.get("_body")
+        if read is not None:
+            return read
+        if self._read_started:
+            return super().body  # Django's RawPostDataException
+        try:
+            declared = int(self.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return super().body
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and declared > limit:
+            return super().body  # Django's RequestDataTooBig
+        try:
+            read = self.read()  # what the stream holds: at most CONTENT_LENGTH bytes
+        finally:
+            self._stream.close()
+        self._body = read
+        self._stream = BytesIO(read)
+        return read
+
+
+# Every status line the front may send, made once ("200 OK"): HTTPStatus(status) per answer
+# is an enum lookup.
+_STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
+
+
 def _send(start_response: StartResponse, status: int, headers: list[tuple[str, str]], body: bytes) -> _Answer:
     headers.append(("Content-Length", str(len(body))))
-    start_response(f"{status} {HTTPStatus(status).phrase}", headers)
+    start_response(_STATUS_LINES[status], headers)
     return _Answer((body,))
 
 
