@@ -21,6 +21,7 @@ import atexit
 import contextlib
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -55,11 +56,10 @@ _MAX_STRING = 200
 def summarize_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> dict[str, Any]:
     """Top-level arguments only: scalars (strings truncated), containers by size; values of
     sensitive names (the tool's list, writeOnly properties, AUDIT_REDACT_NAMES) redacted."""
-    redact_names = _lowered(tuple(mcp_settings.AUDIT_REDACT_NAMES))
+    redacted = _redacted_words(tuple(mcp_settings.AUDIT_REDACT_NAMES))
     summary: dict[str, Any] = {}
     for name, value in list(arguments.items())[:50]:
-        lowered = str(name).lower()
-        if name in sensitive or any(word in lowered for word in redact_names):
+        if name in sensitive or (redacted is not None and redacted.search(str(name).lower())):
             summary[name] = REDACTED
         elif isinstance(value, str):
             summary[name] = value if len(value) <= _MAX_STRING else value[:_MAX_STRING] + "…"
@@ -75,8 +75,11 @@ def summarize_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str])
 
 
 @lru_cache(maxsize=8)
-def _lowered(names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(n.lower() for n in names)
+def _redacted_words(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One search for any of ``names`` (lower-cased) inside an argument's lower-cased name, in
+    place of a test per name and argument; None when nothing is redacted by name."""
+    words = [re.escape(name.lower()) for name in names]
+    return re.compile("|".join(words)) if words else None
 
 
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, on every call.
