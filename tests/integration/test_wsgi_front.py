@@ -106,6 +106,20 @@ def test_what_needs_a_stream_goes_to_the_site_with_its_body(demo_tools: None) ->
     assert [method for method, _ in inner.seen] == ["POST", "GET", "POST"]
 
 
+def test_the_front_checks_every_connection_of_its_thread(demo_tools: None) -> None:
+    from django.db import connections
+
+    from mcp_tools.models.tools import _connection
+    from mcp_tools.transport import wsgi
+
+    front = McpWsgiFront(Inner(), "/mcp")
+    for text in ("one", "two"):  # the second request reuses the list the first one left
+        environ = _environ("POST", _call("echo", {"text": text}), MCP_METHOD="tools/call", MCP_NAME="echo")
+        assert _run(front, environ)[0] == "200 OK"
+        assert list(wsgi._in_thread.connections) == connections.all(initialized_only=True)
+    assert _connection("default") is connections["default"]
+
+
 def test_the_front_request_reads_the_body_as_django_does(settings: Any) -> None:
     from django.core.exceptions import RequestDataTooBig
     from django.core.handlers.wsgi import WSGIRequest
