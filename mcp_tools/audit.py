@@ -21,9 +21,10 @@ import atexit
 import contextlib
 import logging
 import os
+import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
@@ -55,11 +56,10 @@ _MAX_STRING = 200
 def summarize_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> dict[str, Any]:
     """Top-level arguments only: scalars (strings truncated), containers by size; values of
     sensitive names (the tool's list, writeOnly properties, AUDIT_REDACT_NAMES) redacted."""
-    redact_names = _lowered(tuple(mcp_settings.AUDIT_REDACT_NAMES))
+    redacted = _redacted_words(tuple(mcp_settings.AUDIT_REDACT_NAMES))
     summary: dict[str, Any] = {}
     for name, value in list(arguments.items())[:50]:
-        lowered = str(name).lower()
-        if name in sensitive or any(word in lowered for word in redact_names):
+        if name in sensitive or (redacted is not None and redacted.search(str(name).lower())):
             summary[name] = REDACTED
         elif isinstance(value, str):
             summary[name] = value if len(value) <= _MAX_STRING else value[:_MAX_STRING] + "…"
@@ -75,8 +75,11 @@ def summarize_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str])
 
 
 @lru_cache(maxsize=8)
-def _lowered(names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(n.lower() for n in names)
+def _redacted_words(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One search for any of ``names`` (lower-cased) inside an argument's lower-cased name, in
+    place of a test per name and argument; None when nothing is redacted by name."""
+    words = [re.escape(name.lower()) for name in names]
+    return re.compile("|".join(words)) if words else None
 
 
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, on every call.
@@ -148,15 +151,20 @@ class _Held(threading.local):
 _held = _Held()
 
 
-@contextlib.contextmanager
-def deferred() -> Iterator[None]:
+class deferred:  # lower case: used as the function it was, ``with audit.deferred():``
     """Inside, a full batch is left for :func:`flush_due`, which the caller promises to call
-    after its answer is sent (the writer thread still writes rows that waited too long)."""
-    previous, _held.active = _held.active, True
-    try:
-        yield
-    finally:
-        _held.active = previous
+    after its answer is sent (the writer thread still writes rows that waited too long).
+
+    A class rather than a ``contextlib.contextmanager``: the WSGI front enters it on every
+    request, and a generator-based one costs a generator and two more frames each time."""
+
+    __slots__ = ("_previous",)
+
+    def __enter__(self) -> None:
+        self._previous, _held.active = _held.active, True
+
+    def __exit__(self, *exc: object) -> None:
+        _held.active = self._previous
 
 
 def flush_due() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections.abc import Collection, Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -649,6 +650,25 @@ _batch: ContextVar[list[bool] | None] = ContextVar("mcp_tools_catalog_batch", de
 _VERSION_SQL: dict[str, str] = {}
 
 
+class _ThreadConnections(threading.local):
+    """This thread's connection per database alias, as ``connections[alias]`` gave it: Django
+    keeps one per thread for good (the same object), and asking its per-thread store costs a
+    raised and caught RuntimeError each time. One entry per database at most."""
+
+    def __init__(self) -> None:
+        self.by_alias: dict[str, Any] = {}
+
+
+_thread_connections = _ThreadConnections()
+
+
+def _connection(alias: str) -> Any:
+    found = _thread_connections.by_alias.get(alias)
+    if found is None:
+        found = _thread_connections.by_alias[alias] = connections[alias]
+    return found
+
+
 class CatalogVersion(models.Model):
     """One row whose number changes with every tool change, in the same transaction."""
 
@@ -666,7 +686,7 @@ class CatalogVersion(models.Model):
     def current(cls) -> int:
         """The current number; read on every request, so one plain SELECT on the driver's
         cursor when it can (``raw.fetch_one``)."""
-        connection = connections[router.db_for_read(cls)]
+        connection = _connection(router.db_for_read(cls))
         sql = _VERSION_SQL.get(connection.alias)
         if sql is None:
             table = connection.ops.quote_name(cls._meta.db_table)

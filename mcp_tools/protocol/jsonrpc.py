@@ -13,7 +13,9 @@ from .versions import META_PROTOCOL_VERSION, MODERN_VERSIONS
 RequestId = str | int
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, on every request
+# (it was never hashable: ``params`` is a dict); nothing changes a parsed message.
+@dataclass(slots=True)
 class Request:
     id: RequestId
     method: str

@@ -28,7 +28,9 @@ __all__ = [
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, on every request
+# (it was never hashable: it holds dicts); nothing changes it once made.
+@dataclass(slots=True)
 class ModernRequestMeta:
     """What a 2026-07-28 request says about itself: nothing is carried between requests (LD-2)."""
 

@@ -112,8 +112,8 @@ def check_host_and_origin(request: HttpRequest) -> Reply | None:
 
 
 # Django's get_host() validates against ALLOWED_HOSTS on every call; its answer depends only on
-# these META keys and on settings, so it is kept per key (bounded: a client picks the Host).
-_HOST_KEYS = ("HTTP_HOST", "HTTP_X_FORWARDED_HOST", "HTTP_X_FORWARDED_PORT", "SERVER_NAME", "SERVER_PORT")
+# the META keys of _checked_host's key and on settings, so it is kept per key (bounded: a
+# client picks the Host).
 _hosts: dict[tuple[Any, ...], str | None] = {}
 _MAX_HOSTS = 256
 
@@ -121,7 +121,14 @@ _MAX_HOSTS = 256
 def _checked_host(request: HttpRequest) -> str | None:
     """``request.get_host()``, or None for a host ALLOWED_HOSTS refuses."""
     meta = request.META
-    key = tuple(meta.get(name) for name in _HOST_KEYS)
+    # Spelled out rather than a generator over the names: this runs on every request.
+    key = (
+        meta.get("HTTP_HOST"),
+        meta.get("HTTP_X_FORWARDED_HOST"),
+        meta.get("HTTP_X_FORWARDED_PORT"),
+        meta.get("SERVER_NAME"),
+        meta.get("SERVER_PORT"),
+    )
     try:
         return _hosts[key]
     except KeyError:
@@ -154,9 +161,20 @@ def accepts(request: HttpRequest, media_type: str) -> bool:
     accept = request_headers(request).get("accept")
     if not accept:
         return True
-    kinds = {item.split(";", 1)[0].strip().lower() for item in accept.split(",")}
-    major = media_type.split("/", 1)[0]
-    return bool(kinds & {media_type, f"{major}/*", "*/*"})
+    return not _accepted(accept).isdisjoint(_accepting(media_type))
+
+
+@lru_cache(maxsize=256)
+def _accepted(accept: str) -> frozenset[str]:
+    """The media types an Accept header names, parameters dropped. Kept: clients send the same
+    few headers again and again (bounded: a client picks the header)."""
+    return frozenset(item.split(";", 1)[0].strip().lower() for item in accept.split(","))
+
+
+@lru_cache(maxsize=16)
+def _accepting(media_type: str) -> frozenset[str]:
+    """What in an Accept header takes ``media_type``: itself, its major type's wildcard, ``*/*``."""
+    return frozenset((media_type, media_type.split("/", 1)[0] + "/*", "*/*"))
 
 
 def cors_headers(request: HttpRequest) -> dict[str, str]:

@@ -25,18 +25,24 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from http import HTTPStatus
 from io import BytesIO
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core import signals
-from django.core.handlers.wsgi import WSGIRequest, get_script_name
+from django.core.handlers.wsgi import WSGIRequest
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.http import HttpRequest
 from django.urls import set_script_prefix
 
 from .. import audit
 from ..protocol.versions import unreadable_id_is_null
 from ..threads import close_old_connections
 from .front import INTERNAL_ERROR, EndpointFront
+
+if TYPE_CHECKING:
+    from .decide import Decision
+    from .replies import Reply
 
 __all__ = ["McpWsgiFront"]
 
@@ -62,13 +68,13 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         return self.app(environ, start_response)
 
     def _serve(self, environ: dict[str, Any], start_response: StartResponse) -> _Answer | None:
-        from .views import answer_sync, decide  # one import per request (the front loads before Django)
-
-        # As Django's handler does (FORCE_SCRIPT_NAME, else SCRIPT_NAME), and as its
-        # request_started/request_finished receivers do for connections.
-        set_script_prefix(get_script_name(environ))
+        decide, answer_sync = _drivers or _load_drivers()
+        # As Django's handler does, and as its request_started/request_finished receivers do
+        # for connections. The request puts the script name it works out (FORCE_SCRIPT_NAME,
+        # else SCRIPT_NAME) in META: the prefix is taken from there, not worked out twice.
+        request = _FrontRequest(environ)
+        set_script_prefix(environ["SCRIPT_NAME"])
         close_old_connections(_in_thread.connections)
-        request = WSGIRequest(environ)
         try:
             with audit.deferred():  # a full batch of audit rows waits for this answer's close()
                 reply = answer_sync(decide(request), request)
@@ -78,7 +84,7 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
             null = unreadable_id_is_null(environ.get("HTTP_MCP_PROTOCOL_VERSION"))
             return _send(start_response, 500, [("Content-Type", "application/json")], INTERNAL_ERROR[null])
         finally:
-            _in_thread.connections = close_old_connections(connections.all(initialized_only=True))
+            _in_thread.connections = close_old_connections(_thread_connections())
         if reply is None:
             # Django's handler reads the body again: give it the bytes this request read.
             body = request.body if request.method == "POST" and hasattr(request, "_body") else b""
@@ -93,9 +99,64 @@ class McpWsgiFront(EndpointFront[WSGIApp]):
         return _send(start_response, reply.status, list(reply.headers.items()), body)
 
 
+class _FrontRequest(WSGIRequest):
+    """Django's request, with ``body`` read in one step where Django's checks cannot refuse it.
+
+    Django's ``body`` reads the size limit from the settings four times and measures the body
+    again after reading it. Within WSGI the stream holds at most ``CONTENT_LENGTH`` bytes, so a
+    body whose declared length is within ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is within it once read:
+    one look at the setting is enough. Anything else (a body already read, one over the limit)
+    is Django's own ``body``, with its errors.
+    """
+
+    _read_started: bool  # set by WSGIRequest.__init__ and read() (not in Django's stubs)
+
+    @property
+    def body(self) -> bytes:
+        read: bytes | None = self.__dict__.get("_body")
+        if read is not None:
+            return read
+        if self._read_started:
+            return super().body  # Django's RawPostDataException
+        try:
+            declared = int(self.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return super().body
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and declared > limit:
+            return super().body  # Django's RequestDataTooBig
+        try:
+            read = self.read()  # what the stream holds: at most CONTENT_LENGTH bytes
+        finally:
+            self._stream.close()
+        self._body = read
+        self._stream = BytesIO(read)
+        return read
+
+
+# Every status line the front may send, made once ("200 OK"): HTTPStatus(status) per answer
+# is an enum lookup.
+_STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
+
+
+# The endpoint's drivers (``views.decide``, ``views.answer_sync``), imported on the first request
+# rather than with this module, which a site's wsgi.py loads before Django is set up; kept
+# here, since an import statement costs a few thousand instructions even when the module is loaded.
+_Drivers = tuple[Callable[[HttpRequest], "Decision"], Callable[["Decision", HttpRequest], "Reply | None"]]
+_drivers: _Drivers | None = None
+
+
+def _load_drivers() -> _Drivers:
+    global _drivers
+    from .views import answer_sync, decide
+
+    _drivers = decide, answer_sync
+    return _drivers
+
+
 def _send(start_response: StartResponse, status: int, headers: list[tuple[str, str]], body: bytes) -> _Answer:
     headers.append(("Content-Length", str(len(body))))
-    start_response(f"{status} {HTTPStatus(status).phrase}", headers)
+    start_response(_STATUS_LINES[status], headers)
     return _Answer((body,))
 
 
@@ -121,3 +182,15 @@ class _InThread(threading.local):
 
 
 _in_thread = _InThread()
+
+
+def _thread_connections() -> Sequence[BaseDatabaseWrapper]:
+    """This thread's connections, as ``connections.all(initialized_only=True)`` has them.
+
+    Once the thread holds a connection of every database it keeps them (the same objects), so
+    the list the last request left is still whole: asked again, Django's per-thread store would
+    be searched twice per database, at two raised and caught exceptions each time."""
+    known = _in_thread.connections
+    if len(known) == len(connections.settings):
+        return known
+    return connections.all(initialized_only=True)

@@ -106,6 +106,50 @@ def test_what_needs_a_stream_goes_to_the_site_with_its_body(demo_tools: None) ->
     assert [method for method, _ in inner.seen] == ["POST", "GET", "POST"]
 
 
+def test_the_front_checks_every_connection_of_its_thread(demo_tools: None) -> None:
+    from django.db import connections
+
+    from mcp_tools.models.tools import _connection
+    from mcp_tools.transport import wsgi
+
+    front = McpWsgiFront(Inner(), "/mcp")
+    for text in ("one", "two"):  # the second request reuses the list the first one left
+        environ = _environ("POST", _call("echo", {"text": text}), MCP_METHOD="tools/call", MCP_NAME="echo")
+        assert _run(front, environ)[0] == "200 OK"
+        assert list(wsgi._in_thread.connections) == connections.all(initialized_only=True)
+    assert _connection("default") is connections["default"]
+
+
+def test_the_front_request_reads_the_body_as_django_does(settings: Any) -> None:
+    from django.core.exceptions import RequestDataTooBig
+    from django.core.handlers.wsgi import WSGIRequest
+    from django.http.request import RawPostDataException
+
+    from mcp_tools.transport.wsgi import _FrontRequest
+
+    raw = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    for length in (len(raw), 10, 0):  # the declared length bounds what is read, as in Django
+        environ = _environ("POST")
+        environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(raw), str(length)
+        theirs = WSGIRequest(dict(environ, **{"wsgi.input": io.BytesIO(raw)}))
+        ours = _FrontRequest(environ)
+        assert ours.body == theirs.body == raw[:length]
+        assert ours.body is ours.body
+        assert ours.read() == theirs.read() == raw[:length]
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10
+    over = _environ("POST")
+    over["wsgi.input"], over["CONTENT_LENGTH"] = io.BytesIO(raw), str(len(raw))
+    with pytest.raises(RequestDataTooBig):
+        _ = _FrontRequest(over).body
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = None
+    started = _FrontRequest(dict(over, **{"wsgi.input": io.BytesIO(raw)}))
+    assert started.read(5) == raw[:5]
+    with pytest.raises(RawPostDataException):
+        _ = started.body
+    unlimited = _FrontRequest(dict(over, **{"wsgi.input": io.BytesIO(raw)}))
+    assert unlimited.body == raw
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_connection_past_conn_max_age_is_replaced_before_the_next_request(demo_tools: None) -> None:
     """As Django's handler does before a request: the front checks the connections its thread's
