@@ -112,10 +112,12 @@ def check_host_and_origin(request: HttpRequest) -> Reply | None:
 
 
 # Django's get_host() validates against ALLOWED_HOSTS on every call; its answer depends only on
-# the META keys of _checked_host's key and on settings, so it is kept per key (bounded: a
-# client picks the Host).
+# the META keys of _checked_host's key and on settings, so it is kept per key. A client picks
+# those values: at most _MAX_HOSTS keys are kept, and only keys of at most _MAX_KEPT_CHARACTERS
+# characters (a longer one is checked every time), so the memory they hold is bounded too.
 _hosts: dict[tuple[Any, ...], str | None] = {}
 _MAX_HOSTS = 256
+_MAX_KEPT_CHARACTERS = 512
 
 
 def _checked_host(request: HttpRequest) -> str | None:
@@ -137,9 +139,10 @@ def _checked_host(request: HttpRequest) -> str | None:
         host: str | None = request.get_host()
     except DisallowedHost:
         host = None
-    if len(_hosts) >= _MAX_HOSTS:
-        _hosts.clear()
-    _hosts[key] = host
+    if sum(len(part) for part in key if isinstance(part, str)) <= _MAX_KEPT_CHARACTERS:
+        if len(_hosts) >= _MAX_HOSTS:
+            _hosts.clear()
+        _hosts[key] = host
     return host
 
 
@@ -161,14 +164,18 @@ def accepts(request: HttpRequest, media_type: str) -> bool:
     accept = request_headers(request).get("accept")
     if not accept:
         return True
-    return not _accepted(accept).isdisjoint(_accepting(media_type))
+    kinds = _kept_media_types(accept) if len(accept) <= _MAX_KEPT_CHARACTERS else _media_types(accept)
+    return not kinds.isdisjoint(_accepting(media_type))
 
 
-@lru_cache(maxsize=256)
-def _accepted(accept: str) -> frozenset[str]:
-    """The media types an Accept header names, parameters dropped. Kept: clients send the same
-    few headers again and again (bounded: a client picks the header)."""
+def _media_types(accept: str) -> frozenset[str]:
+    """The media types an Accept header names, parameters dropped."""
     return frozenset(item.split(";", 1)[0].strip().lower() for item in accept.split(","))
+
+
+# Kept per header: clients send the same few again and again. A client picks the header: 256 of
+# them at most, each of at most _MAX_KEPT_CHARACTERS characters (longer ones are parsed each time).
+_kept_media_types = lru_cache(maxsize=256)(_media_types)
 
 
 @lru_cache(maxsize=16)

@@ -681,3 +681,25 @@ def test_get_without_session_is_405(client: Any, db: None) -> None:
     """H-D1, H-11."""
     response = client.get("/mcp", headers={"Accept": "text/event-stream"})
     assert response.status_code == 405
+
+
+def test_what_the_endpoint_remembers_per_client_header_is_bounded_in_size(rf: Any, settings: Any) -> None:
+    """Host answers and parsed Accept headers are kept per value a client picks: only values of
+    a bounded length are kept, so a client sending long headers pins no memory (long ones are
+    still checked, every time)."""
+    from mcp_tools.transport import replies
+
+    settings.ALLOWED_HOSTS = ["*"]
+    long_host = "a" * 600 + ".example.com"
+    assert replies.check_host_and_origin(rf.post("/mcp", HTTP_HOST=long_host)) is None
+    assert not any(long_host in key for key in replies._hosts)
+    assert replies.check_host_and_origin(rf.post("/mcp", HTTP_HOST="short.example.com")) is None
+    assert any("short.example.com" in key for key in replies._hosts)
+
+    replies._kept_media_types.cache_clear()
+    long_accept = "application/json, " + ", ".join(f"text/x-{i}" for i in range(200))
+    assert replies.accepts(rf.post("/mcp", HTTP_ACCEPT=long_accept), "application/json")
+    assert not replies.accepts(rf.post("/mcp", HTTP_ACCEPT=long_accept), "text/event-stream")
+    assert replies._kept_media_types.cache_info().currsize == 0
+    assert replies.accepts(rf.post("/mcp", HTTP_ACCEPT="application/json, text/event-stream"), "text/event-stream")
+    assert replies._kept_media_types.cache_info().currsize == 1
