@@ -37,7 +37,7 @@ def _queued_and_quick(settings: Any) -> Iterator[None]:
     """Messages wait in the in-memory broker; a forgotten answer cannot hang a test for long."""
     from project.celery import app
 
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "INPUT_TIMEOUT_SECONDS": 5, "TASK_RESULT_WAIT_SECONDS": 0.3}
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "INPUT_TIMEOUT_SECONDS": 5, "TASK_RESULT_WAIT_SECONDS": 2}
     app.conf.task_always_eager = False
     yield
     app.conf.task_always_eager = True
