@@ -6,8 +6,9 @@ serves, and the model checked against 1, 2 and 4 real workers.
     .venv/bin/python bench/capacity.py --workers 1,2 --settings default
 
 1. A PostgreSQL cluster (``initdb``: fsync and synchronous_commit on, as shipped, with
-   ``max_connections`` 300) and a ``redis-server`` of the script's own, on 127.0.0.1 and free
-   ports, removed at the end (also on Ctrl-C). Needs root (PostgreSQL runs as ``postgres``).
+   ``max_connections`` 300, no autovacuum or timed checkpoint while measuring) and a ``redis-server`` of the
+   script's own, on 127.0.0.1 and free ports, removed at the end (also on Ctrl-C). Needs root
+   (PostgreSQL runs as ``postgres``).
 2. The demo's database there: migrate, the demo tools, a superuser and a DOT token.
 3. What one operation costs each store: ``pgbench`` (simple protocol, as psycopg sends them,
    ``--clients`` connections) runs each statement a request sends, exactly as the app sends it
@@ -124,6 +125,13 @@ def private_postgres(port: int) -> Iterator[Postgres]:
             conf.write(
                 f"\nlisten_addresses = '{HOST}'\nport = {port}\nunix_socket_directories = '{root}'\n"
                 "max_connections = 300\nshared_buffers = 128MB\n"
+                # Autovacuum's passes over the audit table (once a minute, after enough INSERTs)
+                # and the timed checkpoint (every 5 minutes: the run is longer) cost PostgreSQL
+                # tens to hundreds of milliseconds each and land in one measured window or
+                # another (the one replay that came out at a third of the workers' cost ran 5
+                # minutes after the cluster started). The model is per statement, the vacuum and the checkpoint
+                # per table and period (docs/explanation/capacity.md): neither runs while measuring.
+                "autovacuum = off\ncheckpoint_timeout = '1h'\nmax_wal_size = '4GB'\n"
                 # PostgreSQL's own count of the statements it ran, by statement.
                 "shared_preload_libraries = 'pg_stat_statements'\n"
             )
@@ -545,7 +553,7 @@ def replay_pg(
         script.write_text(statements[name].rstrip(";") + ";\n")
         args += ["-f", f"{script}@{weight}"]
     per_call = sum(w for _, w in mix) / 100
-    idle = idle_rate(stores.pg_cpu, min(seconds, 5))
+    idle_before = idle_rate(stores.pg_cpu, min(seconds, 5))
     cmd = [
         "pgbench", "-h", HOST, "-p", str(stores.pg.port), "-U", "postgres", "-n", "-M", "simple",
         "-c", str(max(1, clients)), "-j", "1", "-T", str(seconds), "-R", str(round(calls_per_s * per_call, 2)),
@@ -557,6 +565,8 @@ def replay_pg(
     if done.returncode != 0:
         raise SystemExit(f"pgbench replay failed:\n{done.stdout}\n{done.stderr}")
     processed = int(re.search(r"number of transactions actually processed: (\d+)", done.stdout).group(1))  # type: ignore[union-attr]
+    # Idle before and after, as for the workers (check_workers): the mean is taken out.
+    idle = (idle_before + idle_rate(stores.pg_cpu, min(seconds, 5))) / 2
     return (cpu - idle * elapsed) / max(processed / per_call, 1) * 1e6
 
 
