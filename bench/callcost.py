@@ -57,7 +57,9 @@ def command(kind: str, port: int, workers: int) -> list[str]:
     if kind == "ours-uvicorn":
         return [sys.executable, "-m", "uvicorn", "project.asgi:application", "--host", HOST, "--port", str(port),
                 "--workers", str(workers), "--log-level", "warning", "--no-access-log"]  # fmt: skip
-    app = "project.wsgi:application"
+    # The bare site's own WSGI entry: project.wsgi wraps its application in the MCP front,
+    # which builds the MCP catalog the bare settings do not install.
+    app = "bench.bare_wsgi:application" if kind.startswith("bare") else "project.wsgi:application"
     return [sys.executable, "-m", "gunicorn", app, "-b", bind, "-w", str(workers), "--log-level", "warning"]
 
 
