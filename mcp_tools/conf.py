@@ -129,6 +129,11 @@ SETTINGS: dict[str, Setting] = {
     # The ASGI front reads a POST's whole body within this time, else answers 408: a body that
     # trickles in (a byte now and then) holds no connection and no memory for long.
     "BODY_TIMEOUT_SECONDS": Setting(30, _number(0, above=True), "longest the ASGI front waits for a body"),
+    # JSON answers the ASGI front sends on one HTTP/1.1 connection before it asks the client to
+    # reconnect (Connection: close), so that keep-alive connections spread again over the
+    # server's processes: uvicorn's workers share one listening socket, and the first to wake
+    # accepts a whole burst of connections. 0: connections are never closed by the front.
+    "KEEPALIVE_REQUESTS": Setting(100, _int(0), "JSON answers per connection (ASGI front)"),
     # A JSON-RPC batch (2025-03-26) of more messages is refused whole (-32600), nothing run.
     "MAX_BATCH_ITEMS": Setting(32, _int(1), "messages in one JSON-RPC batch"),
     # The largest answer to one POST: a tool result over it becomes an isError result; a batch
@@ -293,6 +298,7 @@ class McpSettings:
     DISCOVER_TTL_MS: int
     MAX_BODY_BYTES: int
     BODY_TIMEOUT_SECONDS: float
+    KEEPALIVE_REQUESTS: int
     MAX_BATCH_ITEMS: int
     MAX_RESPONSE_BYTES: int
     ALLOWED_ORIGINS: list[str]

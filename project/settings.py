@@ -204,6 +204,8 @@ if os.environ.get("MCP_AUDIT_FLUSH_ROWS"):  # 1: each audit row written in its c
     MCP_TOOLS["AUDIT_FLUSH_ROWS"] = int(os.environ["MCP_AUDIT_FLUSH_ROWS"])
 if os.environ.get("MCP_AUDIT_FLUSH_SECONDS"):
     MCP_TOOLS["AUDIT_FLUSH_SECONDS"] = float(os.environ["MCP_AUDIT_FLUSH_SECONDS"])
+if os.environ.get("MCP_KEEPALIVE_REQUESTS"):
+    MCP_TOOLS["KEEPALIVE_REQUESTS"] = int(os.environ["MCP_KEEPALIVE_REQUESTS"])
 if os.environ.get("MCP_HANDLER_POOL_SIZE"):
     MCP_TOOLS["HANDLER_POOL_SIZE"] = int(os.environ["MCP_HANDLER_POOL_SIZE"])
 if os.environ.get("MCP_AUTH_BACKEND"):

@@ -41,6 +41,7 @@ from ..prefork import take_free_heap_at_fork
 from ..protocol.errors import internal_error, invalid_request
 from ..protocol.jsonrpc import encode_error
 from ..protocol.versions import unreadable_id_is_null
+from .keepalive import last_answer_on
 
 if TYPE_CHECKING:
     from .replies import Reply
@@ -321,6 +322,8 @@ class _AsgiExchange:
     async def _send_reply(self, reply: Reply) -> None:
         headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers.items()]
         if reply.stream is None:
+            if last_answer_on(self.scope):
+                headers.append((b"connection", b"close"))
             await self._send_plain(reply.status, headers, reply.body)
             return
         await self.send({"type": "http.response.start", "status": reply.status, "headers": headers})

@@ -113,6 +113,49 @@ async def test_endpoint_is_served_with_a_content_length() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_connection_is_asked_to_reconnect_after_keepalive_requests_answers(settings: Any) -> None:
+    """uvicorn's workers share one listening socket and the first to wake accepts a whole burst
+    of connections: all of a client's keep-alive connections could stay on one worker. The
+    front asks for a new connection after KEEPALIVE_REQUESTS answers on one (issue 37)."""
+    from mcp_tools.transport import keepalive
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "KEEPALIVE_REQUESTS": 3}
+    keepalive._answers.counts.clear()  # what earlier tests' answers counted
+    front = McpFront(Inner())
+    other = {**_scope(), "client": ("127.0.0.1", 50001)}
+    closes = []
+    for scope in (_scope(), _scope(), other, _scope(), _scope(), other, other):
+        status, headers, _ = await _call(front, scope, [_list_body()])
+        assert status == 200
+        closes.append(headers.get(b"connection"))
+    # The third answer on each connection says close; a connection with that port later starts again.
+    assert closes == [None, None, None, b"close", None, None, b"close"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_no_reconnect_is_asked_over_http2_without_a_client_or_when_off(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_tools.transport import keepalive
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "KEEPALIVE_REQUESTS": 1}
+    front = McpFront(Inner())
+    for scope in ({**_scope(), "http_version": "2"}, {**_scope(), "client": None}):
+        _, headers, _ = await _call(front, scope, [_list_body()])
+        assert b"connection" not in headers  # HTTP/2 forbids it; no address, no count
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "KEEPALIVE_REQUESTS": 0}
+    for _ in range(3):
+        _, headers, _ = await _call(front, _scope(), [_list_body()])
+        assert b"connection" not in headers
+    # What the front remembers per connection is bounded.
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "KEEPALIVE_REQUESTS": 100}
+    monkeypatch.setattr(keepalive.Answers, "MAX_KNOWN", 4)
+    for port in range(40000, 40010):
+        await _call(front, {**_scope(), "client": ("127.0.0.1", port)}, [_list_body()])
+        assert len(keepalive._answers.counts) <= 4
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_root_path_prefix() -> None:
     inner = Inner()
     status, _, body = await _call(McpFront(inner), _scope("/site/mcp", root_path="/site"), [_list_body()])
