@@ -64,8 +64,9 @@ is these, on the request's critical path):
     outcome), or the audit table on PostgreSQL, where the INSERT's work runs in the database
     server;
   - the catalog version read: one indexed SELECT per request keeps every process consistent at
-    once (tests/e2e/test_catalog_consistency.py); next, read it only while the push notifier
-    (PostgreSQL LISTEN or Redis) is down, and trust its pushes otherwise;
+    once (tests/e2e/test_catalog_consistency.py); on SQLite in WAL mode (this profile's database)
+    it runs only after a commit (models/walmark.py: the audit's batches), elsewhere the push
+    notifiers with CATALOG_VERSION_MAX_AGE trade it for a stated bound;
   - the rate-limit counter: one cache operation (one Redis round trip on Redis);
   - Django's per-request connection checks and WSGIRequest, which the bare view pays too;
   - the rest is protocol work: Host/Origin, routing headers and _meta, JSON-RPC, shaping.

@@ -405,7 +405,7 @@ def _insert(rows: list[dict[str, Any]]) -> None:
     statement = _statements.get(alias) or _statement(alias, connection)
     head, fields, columns_in = statement
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    size = max(1, connection.ops.bulk_batch_size(fields, rows))
+    size = max(1, _batch_size(connection, fields, rows))
     # One statement commits by itself; more are one transaction (one commit, one disk sync).
     wrap = len(rows) > size or _callers_transaction(connection)
     atomic = transaction.atomic(using=alias) if wrap else contextlib.nullcontext()
@@ -418,6 +418,23 @@ def _insert(rows: list[dict[str, Any]]) -> None:
                 for name, convert in columns_in
             ]
             cursor.execute(head + ", ".join([one] * len(chunk)), params)
+
+
+def _batch_size(connection: Any, fields: list[Field[Any, Any]], rows: list[dict[str, Any]]) -> int:
+    """Rows per INSERT statement. On SQLite, from the connection's own limit of parameters
+    (32,766 since SQLite 3.32) where Django assumes the oldest one (999): a batch of 100 audit
+    rows is then one statement, which commits by itself, instead of two in a transaction."""
+    if connection.vendor == "sqlite":
+        import sqlite3  # (loaded already: the backend is SQLite)
+
+        connection.ensure_connection()
+        try:
+            limit = connection.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        except (AttributeError, sqlite3.Error):  # Python before 3.11
+            limit = 0
+        if limit > 0:
+            return int(limit // len(fields))
+    return int(connection.ops.bulk_batch_size(fields, rows))
 
 
 def purge(days: int | None = None, batch_size: int = 5000) -> int:

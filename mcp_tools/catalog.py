@@ -2,7 +2,8 @@
 
 A process keeps the catalog of the newest version it has seen. Reading the version costs one
 query per request (none while ``CATALOG_VERSION_MAX_AGE`` lets a process reuse it, see
-``freshness``); the tool rows are loaded once per version, validators are compiled once per
+``freshness``, and none on SQLite in WAL mode while nothing was committed, ``models.walmark``);
+the tool rows are loaded once per version, validators are compiled once per
 tool version, and each ``tools/list`` page is serialised once per (catalog version,
 revision, scope set, position). Serialised pages are kept in a least-recently-used cache bounded
 in bytes (``PAGE_CACHE_BYTES``): an evicted page is rebuilt, identically, when asked for again.
@@ -596,6 +597,9 @@ _version_model: Any = None
 # CATALOG_VERSION_MAX_AGE: the catalog whose version was read last, until when it may be served
 # without reading the version again, and the freshness epoch of that read.
 _reuse: tuple[float, int, Catalog | None] = (0.0, -1, None)
+# SQLite in WAL mode: the database's commit mark, freshness epoch and catalog of the last
+# version read (see ``models.walmark``); served again while neither moved.
+_unmoved: tuple[bytes, int, Catalog | None] = (b"", -1, None)
 
 
 def get_catalog(*, fresh: bool = False) -> Catalog:
@@ -619,14 +623,28 @@ def get_catalog(*, fresh: bool = False) -> Catalog:
         _version_model = CatalogVersion
     epoch = freshness.state.epoch
     read_at = time.monotonic()
+    # On SQLite in WAL mode: nothing committed anywhere since the version was read, nothing to
+    # read again (``models.walmark``; taken before the read, so a commit during it moves it).
+    mark = _version_model.commit_mark()
+    if mark is not None and not fresh:
+        seen_mark, seen_epoch, seen = _unmoved
+        if seen is not None and seen_mark == mark and seen_epoch == epoch and seen is _current:
+            return seen
     version = _version_model.current()
     catalog = _current
     if catalog is None or catalog.version != version:
         catalog = _build(version)
         _announce_first(version)
+    if mark is not None and catalog is _current:
+        _set_unmoved(mark, epoch, catalog)
     if reuse:
         _remember(catalog, read_at + max_age, epoch)
     return catalog
+
+
+def _set_unmoved(mark: bytes, epoch: int, catalog: Catalog) -> None:
+    global _unmoved
+    _unmoved = (mark, epoch, catalog)
 
 
 def _reusable() -> Catalog | None:
@@ -703,6 +721,7 @@ def _announce_first(version: int) -> None:
 
 
 def reset() -> None:
-    global _current, _reuse
+    global _current, _reuse, _unmoved
     _current = None
     _reuse = (0.0, -1, None)
+    _unmoved = (b"", -1, None)

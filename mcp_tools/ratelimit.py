@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import pickle
 import re
 import threading
 import time
@@ -21,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 from django.core.signals import setting_changed
 
@@ -104,6 +106,13 @@ def _hit(scope: str, rate: Rate) -> float | None:
         return _hit_redis(client, backend.make_key(count_key), rate)
     start_key = f"mcp_tools:rl:{digest}:{rate.seconds}:t"
     now = time.time()
+    if type(backend) is LocMemCache and _LOCMEM_PARTS:
+        count = _count_locmem(backend, count_key, start_key, rate, now)
+        if count <= rate.count:
+            return None
+        started = backend.get(start_key)
+        started = float(started) if isinstance(started, int | float) else now
+        return max(1.0, round(started + rate.seconds - now, 1))
     for _ in range(3):
         # One cache operation per call once a window is open: the incr counts; the first call
         # of a window finds no counter and opens it.
@@ -120,6 +129,32 @@ def _hit(scope: str, rate: Rate) -> float | None:
         started = float(started) if isinstance(started, int | float) else now
         return max(1.0, round(started + rate.seconds - now, 1))
     return None
+
+
+# What _count_locmem uses of Django's LocMemCache (present from Django 2.1 through 6.x); if a
+# release changes them, the cache's public incr/add serve instead.
+_LOCMEM_PARTS = all(hasattr(LocMemCache, name) for name in ("_has_expired", "_set", "pickle_protocol"))
+
+
+def _count_locmem(backend: Any, count_key: str, start_key: str, rate: Rate, now: float) -> int:
+    """Django's LocMemCache ``incr``, and ``add`` of a new window, in one step under the cache's
+    own lock, with the values stored as the cache stores them (``get`` and ``clear`` see them).
+
+    The public calls check every key for memcached (a character loop per key, a third of a
+    call's cost here) and take the lock twice when a window opens; these keys are short ASCII
+    digests. A LocMemCache is one process's: the counts hold per process, as before.
+    """
+    key = backend.make_key(count_key)
+    protocol = backend.pickle_protocol
+    with backend._lock:
+        if backend._has_expired(key):  # no counter, or its window ended: open one
+            backend._set(key, pickle.dumps(1, protocol), rate.seconds)
+            backend._set(backend.make_key(start_key), pickle.dumps(now, protocol), rate.seconds)
+            return 1
+        count = int(pickle.loads(backend._cache[key])) + 1  # noqa: S301 - in-process, written above
+        backend._cache[key] = pickle.dumps(count, protocol)
+        backend._cache.move_to_end(key, last=False)
+        return count
 
 
 @lru_cache(maxsize=4096)

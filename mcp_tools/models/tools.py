@@ -25,6 +25,7 @@ from ..registry import registry
 from ..schemas import input_schema_problems, output_schema_problems
 from ..signals import catalog_changed
 from ..ui import template_problems
+from . import walmark
 from .querysets import ToolQuerySet
 from .raw import fetch_one
 from .revisions import RevisionAction, revision
@@ -692,7 +693,14 @@ class CatalogVersion(models.Model):
             table = connection.ops.quote_name(cls._meta.db_table)
             sql = _VERSION_SQL[connection.alias] = f"SELECT version FROM {table} WHERE id = 1"  # noqa: S608 - no user input
         row = fetch_one(connection, sql)
+        walmark.confirm(connection)  # (once per connection: later marks of it are trusted)
         return int(row[0]) if row else 0
+
+    @classmethod
+    def commit_mark(cls) -> bytes | None:
+        """What changes with every commit to the database, read without a query; None where
+        it cannot be had (not SQLite in WAL mode, in a transaction: see ``walmark``)."""
+        return walmark.commit_mark(_connection(router.db_for_read(cls)))
 
     @classmethod
     @contextlib.contextmanager

@@ -3,6 +3,9 @@
 The endpoint reads the catalog version once per request (one indexed SELECT of one row), so an
 edit committed anywhere is seen at once: no notifier delay, no cache lifetime. This guards that
 guarantee (README "Live catalog") against an in-process version cache without a shared read.
+The servers here run on SQLite in WAL mode, where a process skips the read while the
+WAL-index shows no commit (``models.walmark``): the edit, committed by another process, must
+move that mark (a mark that never moves fails this test).
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def test_preloaded_workers_answer_and_see_a_change_made_after_the_fork(tmp_path:
             "shell", "-c",
             "from mcp_tools.models import Tool; t = Tool.objects.get(name='echo'); t.enabled = False; t.save()",
         )  # fmt: skip
-        for _ in range(5):  # each request reads the catalog version: no worker keeps the old one
+        for _ in range(5):  # each request reads the catalog version (after a commit): no worker keeps the old one
             assert all("echo" not in names for names in _at_once(server))
         assert process.poll() is None, server.log()
     finally:

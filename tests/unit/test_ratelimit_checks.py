@@ -44,6 +44,41 @@ def test_hit_counts_per_window() -> None:
     assert hit("bob\0echo", rate) is None  # another principal has its own window
 
 
+def test_on_locmem_the_counter_is_the_cache_s_own_value_and_its_window_ends(monkeypatch: Any) -> None:
+    # The default cache of the tests is a LocMemCache: counted in one step under its lock, the
+    # values stored as its own incr/add store them (get and clear see them; issue 37).
+    from django.core.cache.backends.locmem import LocMemCache
+
+    from mcp_tools import ratelimit
+
+    assert type(ratelimit._default_cache()) is LocMemCache
+    cache.clear()
+    rate = Rate(3, 30)
+    count_key = "mcp_tools:rl:" + ratelimit._digest("dora\0echo") + ":30:n"
+    start_key = count_key[:-1] + "t"
+    now = [1_000_000.0]
+    monkeypatch.setattr(ratelimit.time, "time", lambda: now[0])
+    monkeypatch.setattr("django.core.cache.backends.locmem.time.time", lambda: now[0])
+    checked: list[str] = []
+    monkeypatch.setattr(LocMemCache, "validate_key", lambda self, key: checked.append(key))
+    assert [hit("dora\0echo", rate) for _ in range(3)] == [None, None, None]
+    assert checked == []  # an accepted call: no memcached key check (a character loop per key)
+    monkeypatch.undo()
+    monkeypatch.setattr(ratelimit.time, "time", lambda: now[0])
+    monkeypatch.setattr("django.core.cache.backends.locmem.time.time", lambda: now[0])
+    assert cache.get(count_key) == 3
+    assert cache.get(start_key) == 1_000_000.0
+    now[0] += 10
+    assert hit("dora\0echo", rate) == 20.0  # the window opened 10 s ago
+    assert cache.get(count_key) == 4
+    now[0] += 21  # the window is over: a new one opens
+    assert hit("dora\0echo", rate) is None
+    assert cache.get(count_key) == 1
+    cache.clear()  # clears the counters too
+    assert [hit("dora\0echo", rate) for _ in range(3)] == [None, None, None]
+    assert hit("dora\0echo", rate) is not None
+
+
 @pytest.mark.parametrize(
     ("key", "value"),
     [

@@ -1,0 +1,137 @@
+"""Whether anything was committed to a SQLite database since a moment, told without a query.
+
+In WAL mode every connection to a SQLite database, in any process, shares the database's
+WAL-index: the ``-shm`` file beside it, which SQLite maps into memory. Its header is rewritten
+by every commit (a counter incremented per transaction, the last valid frame, the salts and a
+checksum; the format is SQLite's documented WAL-index format, "walformat.html", which every
+SQLite version sharing a database must keep). :func:`commit_mark` reads that header from a
+read-only mapping of the file: two equal marks mean no connection of any process committed in
+between, so whatever this process read before the first mark still holds. ``catalog.get_catalog``
+uses it on SQLite to skip the per-request catalog version read while nothing changed, with the
+same guarantee as the read (a tool disabled anywhere is refused everywhere from the next request).
+
+The mark is ``None`` (read the database, as without it) wherever it cannot be trusted:
+
+- not SQLite, an in-memory database or a URI name, or a database not in WAL mode (checked once
+  per connection: a database cannot leave WAL mode while a connection is open);
+- inside a transaction of this thread (its own uncommitted writes change nothing in the file);
+- this thread's connection not open, or opened since the mapping was last checked: SQLite
+  deletes the ``-shm`` file when the last connection of every process closes and makes a new
+  one on the next open, so the mapping is checked (same file as the path names) whenever a
+  new connection of this thread is first seen, after that connection has read the database
+  (an open connection that has read holds the file: it cannot be replaced meanwhile);
+- the header's two copies differ (a commit writing it right now) or it is not initialized.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import sys
+import threading
+from typing import Any
+
+__all__ = ["commit_mark", "confirm"]
+
+_HEADER = 48  # one copy of the WAL-index header; the second copy follows it
+_FORMAT = 3007000  # the header's iVersion
+_IS_INIT = 12  # offset of its isInit byte
+
+
+class _Map:
+    """A read-only mapping of one database's ``-shm`` file."""
+
+    __slots__ = ("inode", "view")
+
+    def __init__(self, view: mmap.mmap, inode: tuple[int, int]) -> None:
+        self.view = view
+        self.inode = inode
+
+
+# Per database file: its mapping (None: this file gives no marks, e.g. not in WAL mode).
+_maps: dict[str, _Map | None] = {}
+_lock = threading.Lock()
+# The attribute on a Django connection wrapper naming the raw connection its marks are good for.
+_CONFIRMED = "_mcp_tools_walmark"
+
+
+def commit_mark(connection: Any) -> bytes | None:
+    """The WAL-index header of ``connection``'s SQLite database as it is now, or None (see the
+    module). Cost: a few attribute reads and two 48-byte copies; no system call, no query."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        return None
+    raw = connection.connection
+    if raw is None or getattr(connection, _CONFIRMED, None) is not raw:
+        return None  # not open, or not confirmed since it opened: the caller reads, then confirm()
+    found = _maps.get(connection.settings_dict["NAME"])
+    if found is None:
+        return None
+    view = found.view
+    first = view[:_HEADER]
+    if first != view[_HEADER : 2 * _HEADER] or first[_IS_INIT] != 1:
+        return None
+    return first
+
+
+def confirm(connection: Any) -> None:
+    """After ``connection`` read the database (outside a transaction): let its marks be trusted
+    if its database is a WAL-mode SQLite file, mapping (or mapping again) its ``-shm`` file."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        return
+    raw = connection.connection
+    if raw is None or getattr(connection, _CONFIRMED, None) is raw:
+        return
+    name = connection.settings_dict["NAME"]
+    try:
+        if not _plain_file(name) or _journal_mode(raw) != "wal":
+            with _lock:
+                _maps[name] = None
+            return
+        path = os.path.realpath(name) + "-shm"  # SQLite names it after the file, links resolved
+        with _lock:
+            _maps[name] = _mapped(path, _maps.get(name))
+    except (OSError, ValueError):
+        with _lock:
+            _maps[name] = None
+        return
+    if _maps.get(name) is not None:
+        setattr(connection, _CONFIRMED, raw)
+
+
+def _plain_file(name: Any) -> bool:
+    if not isinstance(name, str | os.PathLike):
+        return False
+    name = os.fspath(name)
+    return bool(name) and name != ":memory:" and not name.startswith("file:") and os.path.isfile(name)
+
+
+def _journal_mode(raw: Any) -> str:
+    cursor = raw.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode")
+        row = cursor.fetchone()
+    finally:
+        cursor.close()
+    return str(row[0]).lower() if row else ""
+
+
+def _mapped(path: str, known: _Map | None) -> _Map | None:
+    """The mapping of ``path``: ``known`` while it is still that file, else a new one (None when
+    the file is not an initialized WAL-index of this machine's byte order)."""
+    status = os.stat(path)
+    inode = (status.st_dev, status.st_ino)
+    if known is not None and known.inode == inode:
+        return known
+    if status.st_size < 2 * _HEADER:
+        return None
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if (os.fstat(fd).st_dev, os.fstat(fd).st_ino) != inode:
+            return None  # replaced between the two looks: the next connection tries again
+        view = mmap.mmap(fd, 2 * _HEADER, mmap.MAP_SHARED, mmap.PROT_READ)
+    finally:
+        os.close(fd)  # the mapping keeps the file
+    if int.from_bytes(view[:4], sys.byteorder) != _FORMAT:
+        view.close()
+        return None
+    return _Map(view, inode)

@@ -1,0 +1,200 @@
+"""The SQLite commit mark (``mcp_tools.models.walmark``): what lets a process skip the catalog
+version read while nothing was committed anywhere, and every way it must refuse to be trusted.
+
+Each test opens its own SQLite file through Django's connection handler (the suite's database
+is in memory, which gives no mark), and commits from other connections and a real other process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db.utils import ConnectionHandler
+
+from mcp_tools.models import walmark
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+
+@pytest.fixture(autouse=True)
+def _own_databases(django_db_blocker: Any) -> Iterator[None]:
+    with django_db_blocker.unblock():  # these files are the tests' own, not the suite's database
+        yield
+
+
+def _handler(path: Path, journal: str = "WAL") -> Any:
+    return ConnectionHandler(
+        {
+            "default": {
+                "ENGINE": "django.db.backends.sqlite3",
+                "NAME": str(path),
+                "OPTIONS": {"init_command": f"PRAGMA journal_mode={journal};"},
+            }
+        }
+    )
+
+
+@pytest.fixture
+def wal_database(tmp_path: Path) -> Iterator[tuple[Path, Any]]:
+    path = tmp_path / "marks.sqlite3"
+    setup = sqlite3.connect(path)
+    setup.execute("PRAGMA journal_mode=WAL")
+    setup.execute("CREATE TABLE version (id INTEGER PRIMARY KEY, n INTEGER)")
+    setup.execute("INSERT INTO version VALUES (1, 1)")
+    setup.commit()
+    setup.close()
+    connection = _handler(path)["default"]
+    yield path, connection
+    connection.close()
+
+
+def _read(connection: Any) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT n FROM version WHERE id = 1")
+        value = int(cursor.fetchone()[0])
+    walmark.confirm(connection)
+    return value
+
+
+def _bump_elsewhere(path: Path) -> None:
+    other = sqlite3.connect(path)
+    other.execute("UPDATE version SET n = n + 1 WHERE id = 1")
+    other.commit()
+    other.close()
+
+
+def test_a_commit_by_another_connection_moves_the_mark(wal_database: tuple[Path, Any]) -> None:
+    path, connection = wal_database
+    assert walmark.commit_mark(connection) is None  # not open yet: read first
+    _read(connection)
+    mark = walmark.commit_mark(connection)
+    assert isinstance(mark, bytes)
+    assert len(mark) == 48
+    assert walmark.commit_mark(connection) == mark  # nothing committed meanwhile
+    _bump_elsewhere(path)
+    moved = walmark.commit_mark(connection)
+    assert moved is not None
+    assert moved != mark
+    assert _read(connection) == 2
+    assert walmark.commit_mark(connection) == moved  # a read commits nothing
+
+
+def test_a_commit_by_another_process_moves_the_mark(wal_database: tuple[Path, Any]) -> None:
+    path, connection = wal_database
+    _read(connection)
+    mark = walmark.commit_mark(connection)
+    script = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+        "c.execute('UPDATE version SET n = n + 1 WHERE id = 1'); c.commit()"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+    assert walmark.commit_mark(connection) != mark
+    assert _read(connection) == 2
+
+
+def test_this_connection_s_own_commit_moves_the_mark(wal_database: tuple[Path, Any]) -> None:
+    _, connection = wal_database
+    _read(connection)
+    mark = walmark.commit_mark(connection)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE version SET n = 5 WHERE id = 1")
+    assert walmark.commit_mark(connection) != mark
+
+
+def test_no_mark_inside_a_transaction(wal_database: tuple[Path, Any]) -> None:
+    # Uncommitted writes of this thread change nothing in the WAL-index: it must read.
+    _, connection = wal_database
+    _read(connection)
+    connection.set_autocommit(False)
+    connection.in_atomic_block = True  # as atomic() leaves it (this handler is not django.db's)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE version SET n = 9 WHERE id = 1")
+        assert walmark.commit_mark(connection) is None
+    finally:
+        connection.in_atomic_block = False
+        connection.rollback()
+        connection.set_autocommit(True)
+    assert walmark.commit_mark(connection) is not None
+
+
+def test_a_new_connection_is_not_trusted_until_it_read(wal_database: tuple[Path, Any]) -> None:
+    path, connection = wal_database
+    _read(connection)
+    assert walmark.commit_mark(connection) is not None
+    connection.close()
+    connection.connect()
+    assert walmark.commit_mark(connection) is None  # opened since: the caller reads first
+    _read(connection)
+    assert walmark.commit_mark(connection) is not None
+
+
+def test_a_wal_index_made_again_is_mapped_again(wal_database: tuple[Path, Any]) -> None:
+    # Every connection closed: SQLite deletes the -shm file, and the next open makes a new one.
+    # A mapping of the old file would never move again; the new connection maps the new file.
+    path, connection = wal_database
+    _read(connection)
+    connection.close()
+    shm = Path(str(path) + "-shm")
+    assert not shm.exists()
+    connection.connect()
+    _read(connection)
+    mark = walmark.commit_mark(connection)
+    assert mark is not None
+    _bump_elsewhere(path)
+    assert walmark.commit_mark(connection) != mark
+
+
+def test_a_database_not_in_wal_mode_gives_no_mark(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    setup = sqlite3.connect(path)
+    setup.execute("CREATE TABLE version (id INTEGER PRIMARY KEY, n INTEGER)")
+    setup.execute("INSERT INTO version VALUES (1, 1)")
+    setup.commit()
+    setup.close()
+    # A WAL-index left from an earlier WAL period, initialized and never to move again.
+    wal = sqlite3.connect(tmp_path / "wal.sqlite3")
+    wal.execute("PRAGMA journal_mode=WAL")
+    wal.execute("CREATE TABLE t (x)")
+    wal.commit()
+    Path(str(path) + "-shm").write_bytes((tmp_path / "wal.sqlite3-shm").read_bytes())
+    wal.close()
+    connection = _handler(path, journal="DELETE")["default"]
+    try:
+        _read(connection)
+        assert walmark.commit_mark(connection) is None
+    finally:
+        connection.close()
+
+
+def test_an_in_memory_database_gives_no_mark() -> None:
+    connection = _handler(Path(":memory:"), journal="MEMORY")["default"]
+    try:
+        connection.ensure_connection()
+        walmark.confirm(connection)
+        assert walmark.commit_mark(connection) is None
+    finally:
+        connection.close()
+
+
+def test_a_header_being_written_gives_no_mark(wal_database: tuple[Path, Any], monkeypatch: Any) -> None:
+    # The two copies of the header differ while a commit writes them: read the database.
+    path, connection = wal_database
+    _read(connection)
+    found = walmark._maps[str(path)]
+    assert found is not None
+
+    real = found.view
+
+    class Torn:
+        def __getitem__(self, index: slice) -> bytes:
+            return bytes(real[index]) if index.start in (None, 0) else b"\1" * 48
+
+    monkeypatch.setattr(found, "view", Torn())
+    assert walmark.commit_mark(connection) is None
