@@ -314,6 +314,9 @@ class _Buffer:
             rows = batch + self.rows
             dropped = max(0, len(rows) - bound)
             self.rows = rows[dropped:]
+            # A full batch waits for the back-off only, not for AUDIT_FLUSH_SECONDS after its
+            # first row: the writer thread tries it again once retry_at has passed.
+            self.full = len(self.rows) >= mcp_settings.AUDIT_FLUSH_ROWS
             self.refusals += 1
             self.retry_at = time.monotonic() + min(_RETRY_CAP, _RETRY_FIRST * 2 ** min(self.refusals - 1, 16))
             self.wake.notify()  # the writer thread waits for retry_at

@@ -14,7 +14,8 @@ The mark is ``None`` (read the database, as without it) wherever it cannot be tr
 
 - not SQLite, an in-memory database or a URI name, or a database not in WAL mode (checked once
   per connection: a database cannot leave WAL mode while a connection is open);
-- inside a transaction of this thread (its own uncommitted writes change nothing in the file);
+- inside a transaction of this thread, or with autocommit off (its own uncommitted writes
+  change nothing in the file);
 - this thread's connection not open, or opened since the mapping was last checked: SQLite
   deletes the ``-shm`` file when the last connection of every process closes and makes a new
   one on the next open, so the mapping is checked (same file as the path names) whenever a
@@ -58,7 +59,7 @@ _CONFIRMED = "_mcp_tools_walmark"
 def commit_mark(connection: Any) -> bytes | None:
     """The WAL-index header of ``connection``'s SQLite database as it is now, or None (see the
     module). Cost: a few attribute reads and two 48-byte copies; no system call, no query."""
-    if connection.vendor != "sqlite" or connection.in_atomic_block:
+    if connection.vendor != "sqlite" or connection.in_atomic_block or not connection.autocommit:
         return None
     raw = connection.connection
     if raw is None or getattr(connection, _CONFIRMED, None) is not raw:
@@ -76,7 +77,7 @@ def commit_mark(connection: Any) -> bytes | None:
 def confirm(connection: Any) -> None:
     """After ``connection`` read the database (outside a transaction): let its marks be trusted
     if its database is a WAL-mode SQLite file, mapping (or mapping again) its ``-shm`` file."""
-    if connection.vendor != "sqlite" or connection.in_atomic_block:
+    if connection.vendor != "sqlite" or connection.in_atomic_block or not connection.autocommit:
         return
     raw = connection.connection
     if raw is None or getattr(connection, _CONFIRMED, None) is raw:

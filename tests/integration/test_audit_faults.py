@@ -112,6 +112,23 @@ def test_after_a_refusal_no_path_tries_again_before_the_back_off(
     assert 3599 <= buffered.retry_at - time.monotonic() <= 3600
 
 
+def test_the_writer_thread_tries_a_refused_full_batch_again_after_the_back_off(
+    buffered: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not AUDIT_FLUSH_SECONDS (600 s here) after its first row: a full batch the database
+    refused is written by the writer thread as soon as the back-off has passed (the test of the
+    WSGI front's batch failed when its shared-cache table lock refused the writer once)."""
+    refusing = Refusing(times=1)
+    monkeypatch.setattr(audit, "_insert", refusing)
+    for n in range(5):  # a full batch: the writer thread is woken for it
+        record_echo("retried", f"retried-{n}")
+    deadline = time.monotonic() + 10
+    while AuditEvent.objects.filter(principal_key="retried").count() < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert refusing.calls == 2  # refused once, then written after the first back-off (0.1 s)
+    assert AuditEvent.objects.filter(principal_key="retried").count() == 5
+
+
 def test_a_full_backlog_is_not_written_inside_a_callers_transaction(
     buffered: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -122,6 +122,12 @@ def test_no_mark_inside_a_transaction(wal_database: tuple[Path, Any]) -> None:
         connection.rollback()
         connection.set_autocommit(True)
     assert walmark.commit_mark(connection) is not None
+    connection.set_autocommit(False)  # a transaction outside atomic(): the same
+    try:
+        assert walmark.commit_mark(connection) is None
+    finally:
+        connection.rollback()
+        connection.set_autocommit(True)
 
 
 def test_a_new_connection_is_not_trusted_until_it_read(wal_database: tuple[Path, Any]) -> None:
