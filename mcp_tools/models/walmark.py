@@ -12,15 +12,17 @@ same guarantee as the read (a tool disabled anywhere is refused everywhere from 
 
 The mark is ``None`` (read the database, as without it) wherever it cannot be trusted:
 
-- not SQLite, an in-memory database or a URI name, or a database not in WAL mode (checked once
-  per connection: a database cannot leave WAL mode while a connection is open);
+- not SQLite, an in-memory database or a URI name, a database not in WAL mode or a connection
+  in exclusive locking mode (checked once per connection: a database cannot leave WAL mode
+  while a connection is open);
 - inside a transaction of this thread, or with autocommit off (its own uncommitted writes
   change nothing in the file);
 - this thread's connection not open, or opened since the mapping was last checked: SQLite
   deletes the ``-shm`` file when the last connection of every process closes and makes a new
   one on the next open, so the mapping is checked (same file as the path names) whenever a
   new connection of this thread is first seen, after that connection has read the database
-  (an open connection that has read holds the file: it cannot be replaced meanwhile);
+  (an open connection that has read holds the file: it cannot be replaced meanwhile); in a
+  forked child every connection is confirmed again;
 - the header's two copies differ (a commit writing it right now) or it is not initialized.
 """
 
@@ -52,8 +54,11 @@ class _Map:
 # Per database file: its mapping (None: this file gives no marks, e.g. not in WAL mode).
 _maps: dict[str, _Map | None] = {}
 _lock = threading.Lock()
-# The attribute on a Django connection wrapper naming the raw connection its marks are good for.
+# The attribute on a Django connection wrapper naming the raw connection its marks are good for,
+# and in which process (the generation moves in a forked child: what its parent confirmed, on
+# connections the child must not use anyway, is not trusted there).
 _CONFIRMED = "_mcp_tools_walmark"
+_generation = 0
 
 
 def commit_mark(connection: Any) -> bytes | None:
@@ -62,7 +67,8 @@ def commit_mark(connection: Any) -> bytes | None:
     if connection.vendor != "sqlite" or connection.in_atomic_block or not connection.autocommit:
         return None
     raw = connection.connection
-    if raw is None or getattr(connection, _CONFIRMED, None) is not raw:
+    confirmed = getattr(connection, _CONFIRMED, None)
+    if raw is None or confirmed is None or confirmed[0] is not raw or confirmed[1] != _generation:
         return None  # not open, or not confirmed since it opened: the caller reads, then confirm()
     found = _maps.get(connection.settings_dict["NAME"])
     if found is None:
@@ -80,11 +86,12 @@ def confirm(connection: Any) -> None:
     if connection.vendor != "sqlite" or connection.in_atomic_block or not connection.autocommit:
         return
     raw = connection.connection
-    if raw is None or getattr(connection, _CONFIRMED, None) is raw:
+    confirmed = getattr(connection, _CONFIRMED, None)
+    if raw is None or (confirmed is not None and confirmed[0] is raw and confirmed[1] == _generation):
         return
     name = connection.settings_dict["NAME"]
     try:
-        if not _plain_file(name) or _journal_mode(raw) != "wal":
+        if not _plain_file(name) or _pragma(raw, "journal_mode") != "wal" or _pragma(raw, "locking_mode") != "normal":
             with _lock:
                 _maps[name] = None
             return
@@ -96,7 +103,7 @@ def confirm(connection: Any) -> None:
             _maps[name] = None
         return
     if _maps.get(name) is not None:
-        setattr(connection, _CONFIRMED, raw)
+        setattr(connection, _CONFIRMED, (raw, _generation))
 
 
 def _plain_file(name: Any) -> bool:
@@ -106,10 +113,12 @@ def _plain_file(name: Any) -> bool:
     return bool(name) and name != ":memory:" and not name.startswith("file:") and os.path.isfile(name)
 
 
-def _journal_mode(raw: Any) -> str:
+def _pragma(raw: Any, name: str) -> str:
+    """``PRAGMA journal_mode`` (``wal``?) or ``locking_mode`` (``normal``: with ``exclusive``
+    SQLite keeps the WAL-index in the process's heap, and a ``-shm`` file left on disk is stale)."""
     cursor = raw.cursor()
     try:
-        cursor.execute("PRAGMA journal_mode")
+        cursor.execute(f"PRAGMA {name}")
         row = cursor.fetchone()
     finally:
         cursor.close()
@@ -136,3 +145,11 @@ def _mapped(path: str, known: _Map | None) -> _Map | None:
         view.close()
         return None
     return _Map(view, inode)
+
+
+def _forked() -> None:
+    global _generation
+    _generation += 1
+
+
+os.register_at_fork(after_in_child=_forked)

@@ -7,6 +7,7 @@ is in memory, which gives no mark), and commits from other connections and a rea
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -204,3 +205,37 @@ def test_a_header_being_written_gives_no_mark(wal_database: tuple[Path, Any], mo
 
     monkeypatch.setattr(found, "view", Torn())
     assert walmark.commit_mark(connection) is None
+
+
+def test_a_connection_in_exclusive_locking_mode_gives_no_mark(wal_database: tuple[Path, Any]) -> None:
+    # SQLite then keeps the WAL-index in the process's heap: a -shm file on disk is stale.
+    path, _ = wal_database
+    connection = _handler(path)["default"]
+    try:
+        connection.ensure_connection()
+        connection.connection.execute("PRAGMA locking_mode=EXCLUSIVE")
+        _read(connection)
+        assert walmark.commit_mark(connection) is None
+    finally:
+        connection.close()
+
+
+def test_a_forked_child_confirms_its_connections_again(wal_database: tuple[Path, Any]) -> None:
+    _, connection = wal_database
+    _read(connection)
+    assert walmark.commit_mark(connection) is not None
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: what its parent confirmed is not trusted here
+        try:
+            os.write(write_end, b"none" if walmark.commit_mark(connection) is None else b"mark")
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        answer = os.read(read_end, 16)
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    assert answer == b"none"
+    assert walmark.commit_mark(connection) is not None  # the parent's own is still trusted
