@@ -15,13 +15,17 @@ The mark is ``None`` (read the database, as without it) wherever it cannot be tr
 - not SQLite, an in-memory database or a URI name, a database not in WAL mode or a connection
   in exclusive locking mode (checked once per connection: a database cannot leave WAL mode
   while a connection is open);
-- inside a transaction of this thread, or with autocommit off (its own uncommitted writes
-  change nothing in the file);
+- inside a transaction of this thread, with autocommit off, or with a transaction the driver
+  holds open (its own uncommitted writes change nothing in the file, and its snapshot may be
+  older than the mark);
+- ``CONN_MAX_AGE = 0`` (a connection per request: the check per connection would cost more
+  than the read it saves);
 - this thread's connection not open, or opened since the mapping was last checked: SQLite
   deletes the ``-shm`` file when the last connection of every process closes and makes a new
   one on the next open, so the mapping is checked (same file as the path names) whenever a
   new connection of this thread is first seen, after that connection has read the database
-  (an open connection that has read holds the file: it cannot be replaced meanwhile); in a
+  (an open connection that has read holds the file: it cannot be replaced meanwhile), named
+  after the file SQLite opened (``PRAGMA database_list``, not the setting resolved again); in a
   forked child every connection is confirmed again;
 - the header's two copies differ (a commit writing it right now) or it is not initialized.
 """
@@ -70,6 +74,8 @@ def commit_mark(connection: Any) -> bytes | None:
     confirmed = getattr(connection, _CONFIRMED, None)
     if raw is None or confirmed is None or confirmed[0] is not raw or confirmed[1] != _generation:
         return None  # not open, or not confirmed since it opened: the caller reads, then confirm()
+    if raw.in_transaction:  # a BEGIN of its own outside atomic(): its snapshot may be older
+        return None
     found = _maps.get(connection.settings_dict["NAME"])
     if found is None:
         return None
@@ -89,16 +95,20 @@ def confirm(connection: Any) -> None:
     confirmed = getattr(connection, _CONFIRMED, None)
     if raw is None or (confirmed is not None and confirmed[0] is raw and confirmed[1] == _generation):
         return
+    if connection.settings_dict.get("CONN_MAX_AGE") == 0:
+        return  # a connection per request (Django's default): a check per connection costs more
     name = connection.settings_dict["NAME"]
     try:
         if not _plain_file(name) or _pragma(raw, "journal_mode") != "wal" or _pragma(raw, "locking_mode") != "normal":
             with _lock:
                 _maps[name] = None
             return
-        path = os.path.realpath(name) + "-shm"  # SQLite names it after the file, links resolved
+        # The file SQLite opened (its -shm is named after it), not NAME resolved again: a
+        # relative NAME read after the process changed directory would name another file.
+        path = _opened_file(raw) + "-shm"
         with _lock:
             _maps[name] = _mapped(path, _maps.get(name))
-    except (OSError, ValueError):
+    except Exception:  # a file error, a busy PRAGMA: no mark; the read that came first stands
         with _lock:
             _maps[name] = None
         return
@@ -111,6 +121,20 @@ def _plain_file(name: Any) -> bool:
         return False
     name = os.fspath(name)
     return bool(name) and name != ":memory:" and not name.startswith("file:") and os.path.isfile(name)
+
+
+def _opened_file(raw: Any) -> str:
+    """The main database's file as SQLite resolved it (``PRAGMA database_list``)."""
+    cursor = raw.cursor()
+    try:
+        cursor.execute("PRAGMA database_list")
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
+    found = next((str(row[2]) for row in rows if row[1] == "main" and row[2]), "")
+    if not os.path.isabs(found):
+        raise ValueError("no file")
+    return found
 
 
 def _pragma(raw: Any, name: str) -> str:
@@ -148,8 +172,9 @@ def _mapped(path: str, known: _Map | None) -> _Map | None:
 
 
 def _forked() -> None:
-    global _generation
+    global _generation, _lock
     _generation += 1
+    _lock = threading.Lock()  # (another thread of the parent may have held it at the fork)
 
 
 os.register_at_fork(after_in_child=_forked)

@@ -29,12 +29,13 @@ def _own_databases(django_db_blocker: Any) -> Iterator[None]:
         yield
 
 
-def _handler(path: Path, journal: str = "WAL") -> Any:
+def _handler(path: Path | str, journal: str = "WAL", max_age: int | None = 60) -> Any:
     return ConnectionHandler(
         {
             "default": {
                 "ENGINE": "django.db.backends.sqlite3",
                 "NAME": str(path),
+                "CONN_MAX_AGE": max_age,
                 "OPTIONS": {"init_command": f"PRAGMA journal_mode={journal};"},
             }
         }
@@ -239,3 +240,57 @@ def test_a_forked_child_confirms_its_connections_again(wal_database: tuple[Path,
         os.waitpid(pid, 0)
     assert answer == b"none"
     assert walmark.commit_mark(connection) is not None  # the parent's own is still trusted
+
+
+def test_a_connection_per_request_is_not_checked(wal_database: tuple[Path, Any]) -> None:
+    # CONN_MAX_AGE = 0 (Django's default): a check per connection would cost more than the read.
+    path, _ = wal_database
+    connection = _handler(path, max_age=0)["default"]
+    try:
+        _read(connection)
+        assert walmark.commit_mark(connection) is None
+    finally:
+        connection.close()
+
+
+def test_a_begin_outside_atomic_gives_no_mark(wal_database: tuple[Path, Any]) -> None:
+    # A transaction the driver holds open (autocommit still on for Django): its snapshot may be
+    # older than the mark, which would then be paired with an old version.
+    _, connection = wal_database
+    _read(connection)
+    connection.connection.execute("BEGIN")
+    try:
+        assert walmark.commit_mark(connection) is None
+    finally:
+        connection.connection.execute("ROLLBACK")
+    assert walmark.commit_mark(connection) is not None
+
+
+def test_the_wal_index_is_the_opened_file_s_after_a_change_of_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A relative NAME resolved again after the process changed directory would name another
+    # database, here one with an initialized WAL-index that never moves.
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder in (first, second):
+        folder.mkdir()
+        setup = sqlite3.connect(folder / "db.sqlite3")
+        setup.execute("PRAGMA journal_mode=WAL")
+        setup.execute("CREATE TABLE version (id INTEGER PRIMARY KEY, n INTEGER)")
+        setup.execute("INSERT INTO version VALUES (1, 1)")
+        setup.commit()
+        setup.close()
+    stale = sqlite3.connect(second / "db.sqlite3")  # keeps b's -shm initialized
+    stale.execute("SELECT 1 FROM version").fetchall()
+    monkeypatch.chdir(first)
+    connection = _handler("db.sqlite3")["default"]
+    try:
+        connection.ensure_connection()
+        monkeypatch.chdir(second)
+        _read(connection)
+        mark = walmark.commit_mark(connection)
+        _bump_elsewhere(first / "db.sqlite3")
+        assert walmark.commit_mark(connection) != mark
+    finally:
+        connection.close()
+        stale.close()
