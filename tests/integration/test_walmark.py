@@ -42,15 +42,33 @@ def _handler(path: Path | str, journal: str = "WAL", max_age: int | None = 60) -
     )
 
 
-@pytest.fixture
-def wal_database(tmp_path: Path) -> Iterator[tuple[Path, Any]]:
-    path = tmp_path / "marks.sqlite3"
+def _make_database(path: Path) -> None:
+    """A WAL-mode database with one version row."""
     setup = sqlite3.connect(path)
     setup.execute("PRAGMA journal_mode=WAL")
     setup.execute("CREATE TABLE version (id INTEGER PRIMARY KEY, n INTEGER)")
     setup.execute("INSERT INTO version VALUES (1, 1)")
     setup.commit()
     setup.close()
+
+
+def _mark_of_a_new_connection(path: Path, first: str | None = None, **handler: Any) -> bytes | None:
+    """The mark of a connection of its own to ``path`` once it read (``first``: run before)."""
+    connection = _handler(path, **handler)["default"]
+    try:
+        connection.ensure_connection()
+        if first is not None:
+            connection.connection.execute(first)
+        _read(connection)
+        return walmark.commit_mark(connection)
+    finally:
+        connection.close()
+
+
+@pytest.fixture
+def wal_database(tmp_path: Path) -> Iterator[tuple[Path, Any]]:
+    path = tmp_path / "marks.sqlite3"
+    _make_database(path)
     connection = _handler(path)["default"]
     yield path, connection
     connection.close()
@@ -211,14 +229,7 @@ def test_a_header_being_written_gives_no_mark(wal_database: tuple[Path, Any], mo
 def test_a_connection_in_exclusive_locking_mode_gives_no_mark(wal_database: tuple[Path, Any]) -> None:
     # SQLite then keeps the WAL-index in the process's heap: a -shm file on disk is stale.
     path, _ = wal_database
-    connection = _handler(path)["default"]
-    try:
-        connection.ensure_connection()
-        connection.connection.execute("PRAGMA locking_mode=EXCLUSIVE")
-        _read(connection)
-        assert walmark.commit_mark(connection) is None
-    finally:
-        connection.close()
+    assert _mark_of_a_new_connection(path, first="PRAGMA locking_mode=EXCLUSIVE") is None
 
 
 def test_a_forked_child_confirms_its_connections_again(wal_database: tuple[Path, Any]) -> None:
@@ -245,12 +256,7 @@ def test_a_forked_child_confirms_its_connections_again(wal_database: tuple[Path,
 def test_a_connection_per_request_is_not_checked(wal_database: tuple[Path, Any]) -> None:
     # CONN_MAX_AGE = 0 (Django's default): a check per connection would cost more than the read.
     path, _ = wal_database
-    connection = _handler(path, max_age=0)["default"]
-    try:
-        _read(connection)
-        assert walmark.commit_mark(connection) is None
-    finally:
-        connection.close()
+    assert _mark_of_a_new_connection(path, max_age=0) is None
 
 
 def test_a_begin_outside_atomic_gives_no_mark(wal_database: tuple[Path, Any]) -> None:
@@ -274,12 +280,7 @@ def test_the_wal_index_is_the_opened_file_s_after_a_change_of_directory(
     first, second = tmp_path / "a", tmp_path / "b"
     for folder in (first, second):
         folder.mkdir()
-        setup = sqlite3.connect(folder / "db.sqlite3")
-        setup.execute("PRAGMA journal_mode=WAL")
-        setup.execute("CREATE TABLE version (id INTEGER PRIMARY KEY, n INTEGER)")
-        setup.execute("INSERT INTO version VALUES (1, 1)")
-        setup.commit()
-        setup.close()
+        _make_database(folder / "db.sqlite3")
     stale = sqlite3.connect(second / "db.sqlite3")  # keeps b's -shm initialized
     stale.execute("SELECT 1 FROM version").fetchall()
     monkeypatch.chdir(first)
