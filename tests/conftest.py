@@ -39,6 +39,44 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("MCP_TEST_DB=postgres but PostgreSQL is not reachable (CI=true)")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_test_database_left_free(request: pytest.FixtureRequest) -> Iterator[None]:
+    """On PostgreSQL, the test database is dropped at the end of the session, which fails while
+    any other session uses it. The product's own threads may: the audit writer keeps its
+    connection until it was idle ``audit._IDLE_CLOSE_SECONDS`` (2 s), so a batch written in the
+    last seconds of a run still holds one. Before the drop this waits for them to leave (a few
+    seconds) and ends, and names, whichever did not."""
+    if os.environ.get("MCP_TEST_DB") != "postgres":
+        yield
+        return
+    request.getfixturevalue("django_db_setup")  # torn down after this fixture's own teardown
+    yield
+    import time
+
+    from django.db import connections
+
+    blocker = request.getfixturevalue("django_db_blocker")
+    others = (
+        "SELECT pid, application_name, state, left(query, 120) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
+    with blocker.unblock():
+        for connection in connections.all(initialized_only=True):
+            if connection.vendor != "postgresql":
+                continue
+            deadline = time.monotonic() + 5.0
+            with connection.cursor() as cursor:
+                while True:
+                    cursor.execute(others)
+                    left = cursor.fetchall()
+                    if not left or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.2)
+                for pid, *what in left:
+                    print(f"\nended a session still on the test database: {pid} {what}")
+                    cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """Async tests (marked anyio) run on asyncio, the loop uvicorn and Django use."""
