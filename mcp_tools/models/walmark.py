@@ -28,6 +28,16 @@ The mark is ``None`` (read the database, as without it) wherever it cannot be tr
   after the file SQLite opened (``PRAGMA database_list``, not the setting resolved again); in a
   forked child every connection is confirmed again;
 - the header's two copies differ (a commit writing it right now) or it is not initialized.
+
+The mapping and the descriptor it was made from stay open as long as the file is the
+database's WAL-index (closed only once another file took its name, which SQLite does only when
+no connection of any process has the old one open). POSIX record locks belong to the process
+and all go when any of its descriptors of the file closes: a descriptor of the ``-shm`` opened
+and closed again would drop SQLite's own locks of this process on it, its readers' locks and
+the lock that keeps another process from truncating the file and building the index again
+under this one, whose mapped reads of the truncated file would then end the process (SIGBUS).
+A mark is read only while this thread's connection, which has the file open, is open: SQLite
+holds that lock meanwhile, so the file is not truncated under the mapping.
 """
 
 from __future__ import annotations
@@ -45,18 +55,28 @@ _FORMAT = 3007000  # the header's iVersion
 _IS_INIT = 12  # offset of its isInit byte
 
 
-class _Map:
-    """A read-only mapping of one database's ``-shm`` file."""
+class _Shm:
+    """One database's ``-shm`` file, open and mapped for reading (see the module: neither is
+    closed while it may be the database's WAL-index)."""
 
-    __slots__ = ("inode", "view")
+    __slots__ = ("fd", "inode", "view")
 
-    def __init__(self, view: mmap.mmap, inode: tuple[int, int]) -> None:
-        self.view = view
+    def __init__(self, fd: int, inode: tuple[int, int]) -> None:
+        self.fd = fd
         self.inode = inode
+        self.view: mmap.mmap | None = None  # once the file is large enough
+
+    def close(self) -> None:
+        if self.view is not None:
+            self.view.close()
+        os.close(self.fd)
 
 
-# Per database file: its mapping (None: this file gives no marks, e.g. not in WAL mode).
-_maps: dict[str, _Map | None] = {}
+# Per database setting NAME: the file its marks come from (None: no marks, e.g. not in WAL mode).
+_maps: dict[str, _Shm | None] = {}
+# Per -shm path: the descriptor held open (kept here whatever _maps says, so that no change of
+# _maps ever closes a descriptor of a file SQLite may still use).
+_held: dict[str, _Shm] = {}
 _lock = threading.Lock()
 # The attribute on a Django connection wrapper naming the raw connection its marks are good for,
 # and in which process (the generation moves in a forked child: what its parent confirmed, on
@@ -77,9 +97,8 @@ def commit_mark(connection: Any) -> bytes | None:
     if raw.in_transaction:  # a BEGIN of its own outside atomic(): its snapshot may be older
         return None
     found = _maps.get(connection.settings_dict["NAME"])
-    if found is None:
+    if found is None or (view := found.view) is None:
         return None
-    view = found.view
     first = view[:_HEADER]
     if first != view[_HEADER : 2 * _HEADER] or first[_IS_INIT] != 1:
         return None
@@ -107,7 +126,7 @@ def confirm(connection: Any) -> None:
         # relative NAME read after the process changed directory would name another file.
         path = _opened_file(raw) + "-shm"
         with _lock:
-            _maps[name] = _mapped(path, _maps.get(name))
+            _maps[name] = _opened(path)
     except Exception:  # a file error, a busy PRAGMA: no mark; the read that came first stands
         with _lock:
             _maps[name] = None
@@ -149,26 +168,30 @@ def _pragma(raw: Any, name: str) -> str:
     return str(row[0]).lower() if row else ""
 
 
-def _mapped(path: str, known: _Map | None) -> _Map | None:
-    """The mapping of ``path``: ``known`` while it is still that file, else a new one (None when
-    the file is not an initialized WAL-index of this machine's byte order)."""
+def _opened(path: str) -> _Shm | None:
+    """``path`` held open for reading (with the lock held): the descriptor already held while it
+    is still that file, else a new one (None when the file is not an initialized WAL-index of
+    this machine's byte order; the descriptor is held all the same)."""
     status = os.stat(path)
     inode = (status.st_dev, status.st_ino)
-    if known is not None and known.inode == inode:
-        return known
-    if status.st_size < 2 * _HEADER:
-        return None
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if (os.fstat(fd).st_dev, os.fstat(fd).st_ino) != inode:
+    shm = _held.get(path)
+    if shm is None or shm.inode != inode:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        got = os.fstat(fd)
+        if shm is not None:
+            # Another file has the name: SQLite replaces a -shm only once no connection of any
+            # process has it open, so this process holds no lock on the old one to lose.
+            shm.close()
+        shm = _held[path] = _Shm(fd, (got.st_dev, got.st_ino))
+        if shm.inode != inode:
             return None  # replaced between the two looks: the next connection tries again
-        view = mmap.mmap(fd, 2 * _HEADER, mmap.MAP_SHARED, mmap.PROT_READ)
-    finally:
-        os.close(fd)  # the mapping keeps the file
-    if int.from_bytes(view[:4], sys.byteorder) != _FORMAT:
-        view.close()
+    if shm.view is None:
+        if os.fstat(shm.fd).st_size < 2 * _HEADER:
+            return None
+        shm.view = mmap.mmap(shm.fd, 2 * _HEADER, mmap.MAP_SHARED, mmap.PROT_READ)
+    if int.from_bytes(shm.view[:4], sys.byteorder) != _FORMAT:
         return None
-    return _Map(view, inode)
+    return shm
 
 
 def _forked() -> None:

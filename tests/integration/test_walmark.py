@@ -7,6 +7,7 @@ is in memory, which gives no mark), and commits from other connections and a rea
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
 import subprocess
@@ -19,6 +20,8 @@ import pytest
 from django.db.utils import ConnectionHandler
 
 from mcp_tools.models import walmark
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -295,3 +298,115 @@ def test_the_wal_index_is_the_opened_file_s_after_a_change_of_directory(
     finally:
         connection.close()
         stale.close()
+
+
+# Where SQLite's unix VFS keeps its dead-man-switch lock in the -shm file: every process with
+# the WAL-index open holds a shared lock on this byte; the first process to open a database
+# that nobody holds truncates the file and builds the index again (os_unix.c, UNIX_SHM_DMS).
+_DMS_BYTE = 128
+
+_TRY_DMS = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, int(sys.argv[2]))
+except OSError:
+    print("held")
+else:
+    print("free")
+"""
+
+
+def _dms_lock(path: Path) -> str:
+    """Whether any process holds the -shm file's dead-man-switch lock, asked from another one."""
+    shm = str(path) + "-shm"
+    found = subprocess.run(
+        [sys.executable, "-c", _TRY_DMS, shm, str(_DMS_BYTE)], capture_output=True, text=True, check=True, timeout=60
+    )
+    return found.stdout.strip()
+
+
+def test_taking_a_mark_leaves_sqlite_s_locks_in_place(wal_database: tuple[Path, Any]) -> None:
+    # POSIX record locks belong to the process and go when any of its descriptors of the file
+    # closes. A descriptor of the -shm opened and closed again by the mark would drop SQLite's
+    # own locks of this process on it: its read locks (a checkpoint may then overwrite what a
+    # reader of this process reads) and this lock, without which another process opening the
+    # database truncates the file under this process's mapping (SIGBUS: the server dies).
+    path, connection = wal_database
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT n FROM version WHERE id = 1")
+    assert _dms_lock(path) == "held"  # SQLite's, while the connection is open
+    _read(connection)  # confirm(): the mark's own look at the file
+    assert walmark.commit_mark(connection) is not None
+    assert _dms_lock(path) == "held"
+    _bump_elsewhere(path)  # another connection opens, commits and closes: the mark moves
+    assert walmark.commit_mark(connection) is not None
+    assert _dms_lock(path) == "held"
+
+
+def test_a_connection_that_gives_no_mark_leaves_sqlite_s_locks_in_place(
+    wal_database: tuple[Path, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A later connection whose check fails takes the file's marks away (read the database)
+    # but must not let go of what SQLite of this process holds open.
+    path, connection = wal_database
+    _read(connection)
+    assert walmark.commit_mark(connection) is not None
+
+    def busy(raw: Any, name: str) -> str:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(walmark, "_pragma", busy)
+    assert _mark_of_a_new_connection(path) is None
+    assert walmark._maps[str(path)] is None
+    gc.collect()
+    assert _dms_lock(path) == "held"
+
+
+_READER = """
+import sys, time
+import django
+from django.conf import settings
+settings.configure(INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "mcp_tools"])
+django.setup()
+from django.db.utils import ConnectionHandler
+from mcp_tools.models import walmark
+
+database = {"ENGINE": "django.db.backends.sqlite3", "NAME": sys.argv[1], "CONN_MAX_AGE": 60}
+connection = ConnectionHandler({"default": database})["default"]
+marks = 0
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM version")
+    walmark.confirm(connection)
+    marks += walmark.commit_mark(connection) is not None
+print(marks)
+"""
+
+_OPENER = """
+import sqlite3, sys, time
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    c = sqlite3.connect(sys.argv[1])
+    c.execute("INSERT INTO version (n) VALUES (2)")
+    c.commit()
+    c.close()
+"""
+
+
+def test_a_process_taking_marks_outlives_other_processes_opening_the_database(tmp_path: Path) -> None:
+    # Another process connecting again and again, each time alone in its own process: were
+    # this process's SQLite locks gone, one of them would truncate the -shm file under this
+    # process's mappings and the next read here would end it with SIGBUS (as it ended a server).
+    path = tmp_path / "opened.sqlite3"
+    _make_database(path)
+    seconds = "3"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", _READER, str(path), seconds], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    opener = subprocess.run([sys.executable, "-c", _OPENER, str(path), seconds], check=False, timeout=60)
+    out, _ = reader.communicate(timeout=60)
+    assert reader.returncode == 0, f"the reader ended with {reader.returncode}"
+    assert opener.returncode == 0
+    assert int(out) > 0  # it did take marks
