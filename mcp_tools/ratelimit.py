@@ -108,11 +108,7 @@ def _hit(scope: str, rate: Rate) -> float | None:
     now = time.time()
     if type(backend) is LocMemCache and _LOCMEM_PARTS:
         count = _count_locmem(backend, count_key, start_key, rate, now)
-        if count <= rate.count:
-            return None
-        started = backend.get(start_key)
-        started = float(started) if isinstance(started, int | float) else now
-        return max(1.0, round(started + rate.seconds - now, 1))
+        return None if count <= rate.count else _retry_after(backend, start_key, rate, now)
     for _ in range(3):
         # One cache operation per call once a window is open: the incr counts; the first call
         # of a window finds no counter and opens it.
@@ -123,12 +119,15 @@ def _hit(scope: str, rate: Rate) -> float | None:
                 continue  # another process opened the window first: count into it
             backend.set(start_key, now, timeout=rate.seconds)
             count = 1
-        if count <= rate.count:
-            return None
-        started = backend.get(start_key)
-        started = float(started) if isinstance(started, int | float) else now
-        return max(1.0, round(started + rate.seconds - now, 1))
+        return None if count <= rate.count else _retry_after(backend, start_key, rate, now)
     return None
+
+
+def _retry_after(backend: Any, start_key: str, rate: Rate, now: float) -> float:
+    """Seconds until the window that refused a call ends (at least one)."""
+    started = backend.get(start_key)
+    started = float(started) if isinstance(started, int | float) else now
+    return max(1.0, round(started + rate.seconds - now, 1))
 
 
 # What _count_locmem uses of Django's LocMemCache (present from Django 2.1 through 6.x); if a
