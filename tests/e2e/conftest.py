@@ -8,13 +8,13 @@ the tests marked ``timing`` (they measure a latency) run after that, alone.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import external_services, nodejs
+from tests.support import external_services, nodejs, servers
 from tests.support.servers import LiveServer, run_server
 
 HERE = Path(__file__).parent
@@ -57,6 +57,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return (LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST), name)
 
     items.sort(key=rank)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """A failed test's report says which of its servers ended by themselves, and how (a
+    signal, an exit code) with the end of their logs: a client sees only a lost connection."""
+    report: Any = yield
+    if report.failed:
+        ended = [*servers.ENDED_BY_THEMSELVES]
+        ended += [found for server in servers.RUNNING if (found := servers.ended_by_itself(server))]
+        for number, text in enumerate(ended, 1):
+            report.sections.append((f"server that ended by itself ({number})", text))
+    if report.when == "teardown":
+        servers.ENDED_BY_THEMSELVES.clear()
+    return report
 
 
 @pytest.fixture(scope="module", params=["front", "view"])

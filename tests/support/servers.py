@@ -90,6 +90,23 @@ class LiveServer:
             return list(conn.execute(sql.replace("%s", "?"), params).fetchall())
 
 
+# The servers of run_server() now running, and what was seen of those that ended by themselves
+# (an exit code, a signal) before their test stopped them: tests/e2e/conftest.py adds both to a
+# failed test's report, so that a server that died (a "Server disconnected" in a client) says how.
+RUNNING: list[LiveServer] = []
+ENDED_BY_THEMSELVES: list[str] = []
+
+
+def ended_by_itself(server: LiveServer) -> str | None:
+    """How ``server`` ended, with its log's last lines, if it exited while it was still wanted."""
+    code = server.process.poll()
+    if code is None:
+        return None
+    how = f"signal {-code}" if code < 0 else f"exit code {code}"
+    tail = "\n".join(server.log().splitlines()[-40:])
+    return f"the server at {server.base_url} ended by itself ({how}); the end of its log:\n{tail}"
+
+
 def stop_process(process: subprocess.Popen[bytes], timeout: float = 10) -> None:
     """SIGTERM, then SIGKILL if it has not exited within ``timeout`` seconds."""
     if process.poll() is not None:
@@ -195,10 +212,14 @@ def run_server(
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     server = LiveServer(f"http://127.0.0.1:{port}", env, process, log_path)
+    RUNNING.append(server)
     try:
         wait_ready(server)
         yield server
     finally:
+        RUNNING.remove(server)
+        if (ended := ended_by_itself(server)) is not None:
+            ENDED_BY_THEMSELVES.append(ended)
         stop_process(process)
 
 
