@@ -46,8 +46,8 @@ def _postgres_test_database_left_free(request: pytest.FixtureRequest) -> Iterato
     connection until it was idle ``audit._IDLE_CLOSE_SECONDS`` (2 s), so a batch written in the
     last seconds of a run still holds one. Before the drop this waits for them to leave (a few
     seconds) and ends, and names, whichever did not."""
-    if os.environ.get("MCP_TEST_DB") != "postgres":
-        yield
+    if os.environ.get("MCP_TEST_DB") != "postgres" or request.config.getoption("reuse_db", False):
+        yield  # (--reuse-db: the database is kept, nothing to wait for)
         return
     request.getfixturevalue("django_db_setup")  # torn down after this fixture's own teardown
     yield

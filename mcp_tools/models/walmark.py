@@ -4,17 +4,18 @@ In WAL mode every connection to a SQLite database, in any process, shares the da
 WAL-index: the ``-shm`` file beside it, which SQLite maps into memory. Its header is rewritten
 by every commit (a counter incremented per transaction, the last valid frame, the salts and a
 checksum; the format is SQLite's documented WAL-index format, "walformat.html", which every
-SQLite version sharing a database must keep). :func:`commit_mark` reads that header from a
-read-only mapping of the file: two equal marks mean no connection of any process committed in
-between, so whatever this process read before the first mark still holds. ``catalog.get_catalog``
+SQLite version sharing a database must keep). :func:`commit_mark` reads that header with one
+``pread`` of the file: two equal marks mean no connection of any process committed in between,
+so whatever this process read before the first mark still holds. ``catalog.get_catalog``
 uses it on SQLite to skip the per-request catalog version read while nothing changed, with the
 same guarantee as the read (a tool disabled anywhere is refused everywhere from the next request).
 
 The mark is ``None`` (read the database, as without it) wherever it cannot be trusted:
 
 - not SQLite, an in-memory database or a URI name, a database not in WAL mode or a connection
-  in exclusive locking mode (checked once per connection: a database cannot leave WAL mode
-  while a connection is open);
+  in exclusive locking mode (checked once per connection: another connection cannot take the
+  database out of WAL mode while this one is open; a site that changes the journal mode on a
+  connection of its own must close that connection);
 - inside a transaction of this thread, with autocommit off, or with a transaction the driver
   holds open (its own uncommitted writes change nothing in the file, and its snapshot may be
   older than the mark);
@@ -29,20 +30,21 @@ The mark is ``None`` (read the database, as without it) wherever it cannot be tr
   forked child every connection is confirmed again;
 - the header's two copies differ (a commit writing it right now) or it is not initialized.
 
-The mapping and the descriptor it was made from stay open as long as the file is the
-database's WAL-index (closed only once another file took its name, which SQLite does only when
-no connection of any process has the old one open). POSIX record locks belong to the process
-and all go when any of its descriptors of the file closes: a descriptor of the ``-shm`` opened
-and closed again would drop SQLite's own locks of this process on it, its readers' locks and
-the lock that keeps another process from truncating the file and building the index again
-under this one, whose mapped reads of the truncated file would then end the process (SIGBUS).
-A mark is read only while this thread's connection, which has the file open, is open: SQLite
-holds that lock meanwhile, so the file is not truncated under the mapping.
+Each connection's marks come from the ``-shm`` file it was confirmed with (not from whatever
+its NAME names now), read through a descriptor that stays open as long as that file is the
+database's WAL-index: it is closed only once another file took its name, which SQLite does only
+when no connection of any process has the old one open. POSIX record locks belong to the
+process and all go when any of its descriptors of the file closes: a descriptor of the
+``-shm`` opened and closed again would drop SQLite's own locks of this process on it, its
+readers' locks and the lock that keeps another process from truncating the file and building
+the index again under this one, whose next read of its own 32 KB mappings of the truncated file
+would end the process (SIGBUS). No mapping of its own either: Python's ``mmap`` duplicates the
+descriptor and closes the duplicate when it fails or is collected, with the same effect, where
+``pread`` touches no descriptor but the one held.
 """
 
 from __future__ import annotations
 
-import mmap
 import os
 import sys
 import threading
@@ -56,26 +58,23 @@ _IS_INIT = 12  # offset of its isInit byte
 
 
 class _Shm:
-    """One database's ``-shm`` file, open and mapped for reading (see the module: neither is
-    closed while it may be the database's WAL-index)."""
+    """One database's ``-shm`` file, open for reading (see the module: not closed while it may
+    be the database's WAL-index)."""
 
-    __slots__ = ("fd", "inode", "view")
+    __slots__ = ("fd", "inode")
 
-    def __init__(self, fd: int, inode: tuple[int, int]) -> None:
+    def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.inode = inode
-        self.view: mmap.mmap | None = None  # once the file is large enough
+        self.inode: tuple[int, int] | None = None
 
     def close(self) -> None:
-        if self.view is not None:
-            self.view.close()
-        os.close(self.fd)
+        """Once another file has its name. The number is given up first: a mark being read
+        meanwhile gets an error (no mark), never the file that number names next."""
+        fd, self.fd = self.fd, -1
+        os.close(fd)
 
 
-# Per database setting NAME: the file its marks come from (None: no marks, e.g. not in WAL mode).
-_maps: dict[str, _Shm | None] = {}
-# Per -shm path: the descriptor held open (kept here whatever _maps says, so that no change of
-# _maps ever closes a descriptor of a file SQLite may still use).
+# Per -shm path: the descriptor held open for it.
 _held: dict[str, _Shm] = {}
 _lock = threading.Lock()
 # The attribute on a Django connection wrapper naming the raw connection its marks are good for,
@@ -87,7 +86,7 @@ _generation = 0
 
 def commit_mark(connection: Any) -> bytes | None:
     """The WAL-index header of ``connection``'s SQLite database as it is now, or None (see the
-    module). Cost: a few attribute reads and two 48-byte copies; no system call, no query."""
+    module). Cost: a few attribute reads and one 96-byte ``pread``; no query."""
     if connection.vendor != "sqlite" or connection.in_atomic_block or not connection.autocommit:
         return None
     raw = connection.connection
@@ -96,12 +95,16 @@ def commit_mark(connection: Any) -> bytes | None:
         return None  # not open, or not confirmed since it opened: the caller reads, then confirm()
     if raw.in_transaction:  # a BEGIN of its own outside atomic(): its snapshot may be older
         return None
-    found = _maps.get(connection.settings_dict["NAME"])
-    if found is None or (view := found.view) is None:
+    shm = confirmed[2]
+    if shm is None:
+        return None  # checked: this connection gives no marks
+    try:
+        both = os.pread(shm.fd, 2 * _HEADER, 0)
+    except OSError:
         return None
-    first = view[:_HEADER]
-    if first != view[_HEADER : 2 * _HEADER] or first[_IS_INIT] != 1:
-        return None
+    first = both[:_HEADER]
+    if len(both) != 2 * _HEADER or first != both[_HEADER:] or first[_IS_INIT] != 1:
+        return None  # cut short, being written, or not initialized
     return first
 
 
@@ -113,26 +116,22 @@ def confirm(connection: Any) -> None:
     raw = connection.connection
     confirmed = getattr(connection, _CONFIRMED, None)
     if raw is None or (confirmed is not None and confirmed[0] is raw and confirmed[1] == _generation):
-        return
+        return  # checked already (marks or none)
     if connection.settings_dict.get("CONN_MAX_AGE") == 0:
         return  # a connection per request (Django's default): a check per connection costs more
-    name = connection.settings_dict["NAME"]
+    shm: _Shm | None = None
     try:
-        if not _plain_file(name) or _pragma(raw, "journal_mode") != "wal" or _pragma(raw, "locking_mode") != "normal":
+        name = connection.settings_dict["NAME"]
+        if _plain_file(name) and _pragma(raw, "journal_mode") == "wal" and _pragma(raw, "locking_mode") == "normal":
+            # The file SQLite opened (its -shm is named after it), not NAME resolved again: a
+            # relative NAME read after the process changed directory would name another file.
+            path = _opened_file(raw) + "-shm"
             with _lock:
-                _maps[name] = None
-            return
-        # The file SQLite opened (its -shm is named after it), not NAME resolved again: a
-        # relative NAME read after the process changed directory would name another file.
-        path = _opened_file(raw) + "-shm"
-        with _lock:
-            _maps[name] = _opened(path)
-    except Exception:  # a file error, a busy PRAGMA: no mark; the read that came first stands
-        with _lock:
-            _maps[name] = None
-        return
-    if _maps.get(name) is not None:
-        setattr(connection, _CONFIRMED, (raw, _generation))
+                shm = _opened(path)
+    except Exception:  # a file error, a busy PRAGMA: no marks on this connection; the read stands
+        shm = None
+    # Kept for this connection either way: no check again until it is opened again.
+    setattr(connection, _CONFIRMED, (raw, _generation, shm))
 
 
 def _plain_file(name: Any) -> bool:
@@ -176,20 +175,20 @@ def _opened(path: str) -> _Shm | None:
     inode = (status.st_dev, status.st_ino)
     shm = _held.get(path)
     if shm is None or shm.inode != inode:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        got = os.fstat(fd)
-        if shm is not None:
+        old = shm
+        # Held before anything else may fail: a descriptor of the file is never closed while
+        # the file may be SQLite's.
+        shm = _held[path] = _Shm(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+        if old is not None:
             # Another file has the name: SQLite replaces a -shm only once no connection of any
             # process has it open, so this process holds no lock on the old one to lose.
-            shm.close()
-        shm = _held[path] = _Shm(fd, (got.st_dev, got.st_ino))
+            old.close()
+        got = os.fstat(shm.fd)
+        shm.inode = (got.st_dev, got.st_ino)
         if shm.inode != inode:
             return None  # replaced between the two looks: the next connection tries again
-    if shm.view is None:
-        if os.fstat(shm.fd).st_size < 2 * _HEADER:
-            return None
-        shm.view = mmap.mmap(shm.fd, 2 * _HEADER, mmap.MAP_SHARED, mmap.PROT_READ)
-    if int.from_bytes(shm.view[:4], sys.byteorder) != _FORMAT:
+    header = os.pread(shm.fd, 2 * _HEADER, 0)
+    if len(header) < 2 * _HEADER or int.from_bytes(header[:4], sys.byteorder) != _FORMAT:
         return None
     return shm
 

@@ -212,20 +212,33 @@ def test_an_in_memory_database_gives_no_mark() -> None:
         connection.close()
 
 
+def _held_descriptor(connection: Any) -> int:
+    shm = getattr(connection, walmark._CONFIRMED)[2]
+    assert shm is not None
+    return int(shm.fd)
+
+
 def test_a_header_being_written_gives_no_mark(wal_database: tuple[Path, Any], monkeypatch: Any) -> None:
     # The two copies of the header differ while a commit writes them: read the database.
-    path, connection = wal_database
+    _, connection = wal_database
     _read(connection)
-    found = walmark._maps[str(path)]
-    assert found is not None
+    held = _held_descriptor(connection)
+    real = os.pread
 
-    real = found.view
+    def torn(fd: int, size: int, offset: int) -> bytes:
+        got = real(fd, size, offset)
+        return got[:48] + b"\1" * (len(got) - 48) if fd == held else got
 
-    class Torn:
-        def __getitem__(self, index: slice) -> bytes:
-            return bytes(real[index]) if index.start in (None, 0) else b"\1" * 48
+    monkeypatch.setattr(walmark.os, "pread", torn)
+    assert walmark.commit_mark(connection) is None
 
-    monkeypatch.setattr(found, "view", Torn())
+
+def test_a_file_cut_short_gives_no_mark(wal_database: tuple[Path, Any], monkeypatch: Any) -> None:
+    # What a truncated -shm reads as: less than both copies.
+    _, connection = wal_database
+    _read(connection)
+    real = os.pread
+    monkeypatch.setattr(walmark.os, "pread", lambda fd, size, offset: real(fd, size, offset)[:3])
     assert walmark.commit_mark(connection) is None
 
 
@@ -358,9 +371,9 @@ def test_a_connection_that_gives_no_mark_leaves_sqlite_s_locks_in_place(
 
     monkeypatch.setattr(walmark, "_pragma", busy)
     assert _mark_of_a_new_connection(path) is None
-    assert walmark._maps[str(path)] is None
     gc.collect()
     assert _dms_lock(path) == "held"
+    assert walmark.commit_mark(connection) is not None  # the other connection's failure is its own
 
 
 _READER = """
@@ -375,12 +388,15 @@ from mcp_tools.models import walmark
 database = {"ENGINE": "django.db.backends.sqlite3", "NAME": sys.argv[1], "CONN_MAX_AGE": 60}
 connection = ConnectionHandler({"default": database})["default"]
 marks = 0
-end = time.monotonic() + float(sys.argv[2])
-while time.monotonic() < end:
+end = None
+while end is None or time.monotonic() < end:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM version")
     walmark.confirm(connection)
     marks += walmark.commit_mark(connection) is not None
+    if end is None and marks:
+        print("ready", flush=True)  # the other process starts now
+        end = time.monotonic() + float(sys.argv[2])
 print(marks)
 """
 
@@ -405,8 +421,40 @@ def test_a_process_taking_marks_outlives_other_processes_opening_the_database(tm
     reader = subprocess.Popen(
         [sys.executable, "-c", _READER, str(path), seconds], stdout=subprocess.PIPE, text=True, cwd=ROOT
     )
-    opener = subprocess.run([sys.executable, "-c", _OPENER, str(path), seconds], check=False, timeout=60)
-    out, _ = reader.communicate(timeout=60)
+    assert reader.stdout is not None
+    try:
+        assert reader.stdout.readline().strip() == "ready"  # it took a mark: its loop runs from now
+        opener = subprocess.run([sys.executable, "-c", _OPENER, str(path), seconds], check=False, timeout=60)
+        out, _ = reader.communicate(timeout=60)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
     assert reader.returncode == 0, f"the reader ended with {reader.returncode}"
     assert opener.returncode == 0
     assert int(out) > 0  # it did take marks
+
+
+def test_two_connections_of_one_relative_name_keep_their_own_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same relative NAME opened from two directories: two databases. What the second one
+    # confirms must not become the first one's marks (which would then never move).
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder in (first, second):
+        folder.mkdir()
+        _make_database(folder / "db.sqlite3")
+    monkeypatch.chdir(first)
+    a = _handler("db.sqlite3")["default"]
+    b = _handler("db.sqlite3")["default"]
+    try:
+        _read(a)
+        monkeypatch.chdir(second)
+        _read(b)
+        mark = walmark.commit_mark(a)
+        assert mark is not None
+        _bump_elsewhere(first / "db.sqlite3")
+        assert walmark.commit_mark(a) != mark
+    finally:
+        a.close()
+        b.close()
