@@ -55,6 +55,15 @@ def _make_database(path: Path) -> None:
     setup.close()
 
 
+def _two_folders_with_one_database_name(tmp_path: Path) -> tuple[Path, Path]:
+    """Folders a/ and b/, each with its own WAL-mode db.sqlite3 (one relative NAME, two files)."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder in (first, second):
+        folder.mkdir()
+        _make_database(folder / "db.sqlite3")
+    return first, second
+
+
 def _mark_of_a_new_connection(path: Path, first: str | None = None, **handler: Any) -> bytes | None:
     """The mark of a connection of its own to ``path`` once it read (``first``: run before)."""
     connection = _handler(path, **handler)["default"]
@@ -293,10 +302,7 @@ def test_the_wal_index_is_the_opened_file_s_after_a_change_of_directory(
 ) -> None:
     # A relative NAME resolved again after the process changed directory would name another
     # database, here one with an initialized WAL-index that never moves.
-    first, second = tmp_path / "a", tmp_path / "b"
-    for folder in (first, second):
-        folder.mkdir()
-        _make_database(folder / "db.sqlite3")
+    first, second = _two_folders_with_one_database_name(tmp_path)
     stale = sqlite3.connect(second / "db.sqlite3")  # keeps b's -shm initialized
     stale.execute("SELECT 1 FROM version").fetchall()
     monkeypatch.chdir(first)
@@ -440,10 +446,7 @@ def test_two_connections_of_one_relative_name_keep_their_own_files(
 ) -> None:
     # The same relative NAME opened from two directories: two databases. What the second one
     # confirms must not become the first one's marks (which would then never move).
-    first, second = tmp_path / "a", tmp_path / "b"
-    for folder in (first, second):
-        folder.mkdir()
-        _make_database(folder / "db.sqlite3")
+    first, second = _two_folders_with_one_database_name(tmp_path)
     monkeypatch.chdir(first)
     a = _handler("db.sqlite3")["default"]
     b = _handler("db.sqlite3")["default"]
