@@ -21,9 +21,9 @@ The mark is ``None`` (read the database, as without it) wherever it cannot be tr
   older than the mark);
 - ``CONN_MAX_AGE = 0`` (a connection per request: the check per connection would cost more
   than the read it saves);
-- this thread's connection not open, or opened since the mapping was last checked: SQLite
+- this thread's connection not open, or opened since its file was last checked: SQLite
   deletes the ``-shm`` file when the last connection of every process closes and makes a new
-  one on the next open, so the mapping is checked (same file as the path names) whenever a
+  one on the next open, so the file is checked (the one the path names now) whenever a
   new connection of this thread is first seen, after that connection has read the database
   (an open connection that has read holds the file: it cannot be replaced meanwhile), named
   after the file SQLite opened (``PRAGMA database_list``, not the setting resolved again); in a
@@ -77,9 +77,10 @@ class _Shm:
 # Per -shm path: the descriptor held open for it.
 _held: dict[str, _Shm] = {}
 _lock = threading.Lock()
-# The attribute on a Django connection wrapper naming the raw connection its marks are good for,
-# and in which process (the generation moves in a forked child: what its parent confirmed, on
-# connections the child must not use anyway, is not trusted there).
+# The attribute on a Django connection wrapper: (the raw connection its marks are good for, the
+# process generation, its -shm file or None for no marks). The generation moves in a forked
+# child: what its parent confirmed, on connections the child must not use anyway, is not
+# trusted there.
 _CONFIRMED = "_mcp_tools_walmark"
 _generation = 0
 
@@ -110,7 +111,7 @@ def commit_mark(connection: Any) -> bytes | None:
 
 def confirm(connection: Any) -> None:
     """After ``connection`` read the database (outside a transaction): let its marks be trusted
-    if its database is a WAL-mode SQLite file, mapping (or mapping again) its ``-shm`` file."""
+    if its database is a WAL-mode SQLite file, holding its ``-shm`` file open (or the new one)."""
     if connection.vendor != "sqlite" or connection.in_atomic_block or not connection.autocommit:
         return
     raw = connection.connection
