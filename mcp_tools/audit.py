@@ -194,6 +194,9 @@ class _Buffer:
         self.first_at = 0.0  # when the oldest waiting row joined (time.monotonic)
         self.full = False  # a batch filled outside deferred(): the writer thread writes it now
         self.thread: threading.Thread | None = None
+        # When the writer's present wait ends at the latest (time.monotonic); inf: no timeout.
+        self.wakes_at = float("inf")
+        self.written_at = 0.0  # when the writer last wrote (its connection's idle time)
         self.refusals = 0  # refusals in a row (OperationalError); the next try not before retry_at
         self.retry_at = 0.0
 
@@ -210,8 +213,13 @@ class _Buffer:
             if waiting >= limit and not held:
                 self.full = True
                 self.wake.notify()
-            elif waiting == 1:
-                self.wake.notify()  # the writer times the first row's wait
+            elif waiting == 1 and self.wakes_at > self.first_at + mcp_settings.AUDIT_FLUSH_SECONDS:
+                # The writer would look too late for this row (it waits with no timeout, or
+                # AUDIT_FLUSH_SECONDS was made shorter). Otherwise it is left asleep: a thread
+                # woken wants the GIL, and while it waits for it every release of the GIL by
+                # this one (each system call) wakes it again, a futex wake each time (measured:
+                # 10 us per os.pread instead of 1, a fifth of a WSGI tools/call in process).
+                self.wake.notify()
         if waiting >= limit * _BACKLOG_BATCHES and not _callers_transaction(_audit_connection()):
             # The writer is this many batches behind: the caller writes (not inside its own
             # transaction, whose rollback would take the other requests' rows with it).
@@ -246,27 +254,47 @@ class _Buffer:
             except Exception:  # the writer thread outlives whatever one batch raised
                 logger.exception("The audit writer thread could not write a batch")
             holding = True
+            self.written_at = time.monotonic()
 
     def _ready(self, holding: bool) -> bool:
         """With the lock held: wait a while; True when a batch is due, or (``holding`` a
-        connection) when nothing came for ``_IDLE_CLOSE_SECONDS``."""
+        connection) when nothing came for ``_IDLE_CLOSE_SECONDS``.
+
+        With no rows it waits at most ``AUDIT_FLUSH_SECONDS``, so that the first row of a batch
+        need not wake it (see :meth:`add`): a row that came meanwhile is found when the wait
+        ends, before its own ``AUDIT_FLUSH_SECONDS`` have passed, and waits out the rest."""
+        now = time.monotonic()
+        flush_seconds = mcp_settings.AUDIT_FLUSH_SECONDS
         if not self.rows:
+            # (AUDIT_FLUSH_SECONDS = 0 buffers nothing: the rows are written in their calls.)
+            timed = flush_seconds if flush_seconds > 0 else None
             if not holding:
-                self.wake.wait()
+                self._wait(timed, now)
                 return False
-            # Idle that long: the connection goes back (the caller sees no rows).
-            return not self.wake.wait(_IDLE_CLOSE_SECONDS) and not self.rows
-        backoff = self.retry_at - time.monotonic()
+            idle = self.written_at + _IDLE_CLOSE_SECONDS - now
+            if idle <= 0:
+                return True  # idle that long: the connection goes back (the caller sees no rows)
+            self._wait(idle if timed is None else min(idle, timed), now)
+            return False
+        backoff = self.retry_at - now
         if backoff > 0:  # the database refused the last try: not before retry_at
-            self.wake.wait(backoff)
+            self._wait(backoff, now)
             return False
         if self.full:
             return True
-        left = self.first_at + mcp_settings.AUDIT_FLUSH_SECONDS - time.monotonic()
+        left = self.first_at + flush_seconds - now
         if left <= 0:
             return True
-        self.wake.wait(left)
+        self._wait(left, now)
         return False
+
+    def _wait(self, seconds: float | None, now: float) -> None:
+        """Wait (the lock held) until notified or ``seconds`` passed (None: no timeout)."""
+        self.wakes_at = float("inf") if seconds is None else now + seconds
+        try:
+            self.wake.wait(seconds)
+        finally:
+            self.wakes_at = float("inf")
 
     def flush(self, *, final: bool = False, due: bool = False) -> None:
         """Write the waiting rows now (``due``: unless the database refused the last try and its

@@ -1,0 +1,86 @@
+"""The audit writer thread is left asleep by the first row of a batch when its wait ends in time.
+
+A thread that is woken wants the GIL, and while it waits for it each release of the GIL by the
+thread serving requests (every system call) wakes it again: a notify per batch made every
+``os.pread`` of a WSGI ``tools/call`` cost about 10 us instead of 1. The writer waits at most
+``AUDIT_FLUSH_SECONDS`` with no rows, so a row still waits no longer than that to be written;
+a writer whose wait would end too late (a shorter interval set meanwhile) is woken as before.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from mcp_tools import audit
+from mcp_tools.models import AuditEvent
+from tests.support.audit_rows import record_echo
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SLACK = 1.0  # seconds a loaded machine may add to the writer's own wait
+
+
+def _written_within(request_id: str, seconds: float) -> float | None:
+    """Seconds until the row of ``request_id`` is in the table (polled), or None."""
+    began = time.monotonic()
+    while time.monotonic() - began < seconds:
+        if AuditEvent.objects.filter(request_id=request_id).exists():
+            return time.monotonic() - began
+        time.sleep(0.01)
+    return None
+
+
+@pytest.fixture
+def interval(settings: Any) -> Any:
+    def set_interval(seconds: float) -> None:
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 100, "AUDIT_FLUSH_SECONDS": seconds}
+
+    audit.flush()
+    yield set_interval
+    audit.flush()
+
+
+def _counting_notify(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = audit._buffer.wake.notify
+
+    def notify(n: int = 1) -> None:
+        calls.append(n)
+        real(n)
+
+    monkeypatch.setattr(audit._buffer.wake, "notify", notify)
+    return calls
+
+
+def test_the_first_row_of_a_batch_leaves_the_writer_asleep_and_waits_at_most_the_interval(
+    interval: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    interval(0.4)
+    record_echo("writer", "writer-settle")  # the writer now waits with this interval
+    assert _written_within("writer-settle", 0.4 + SLACK) is not None
+    time.sleep(0.05)
+    notified = _counting_notify(monkeypatch)
+    with audit.deferred():  # as the WSGI front records: no flush of its own in these calls
+        for n in range(3):
+            record_echo("writer", f"writer-{n}")
+    assert notified == []
+    waited = _written_within("writer-0", 0.4 + SLACK)
+    assert waited is not None, "the writer thread never wrote the rows"
+    assert AuditEvent.objects.filter(request_id__startswith="writer-").count() == 4
+
+
+def test_a_writer_whose_wait_ends_too_late_is_woken_for_the_first_row(
+    interval: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    interval(600)
+    record_echo("writer", "writer-long")
+    audit.flush()  # the writer goes back to a wait of up to 600 s
+    time.sleep(0.05)
+    interval(0.2)
+    notified = _counting_notify(monkeypatch)
+    record_echo("writer", "writer-short")
+    assert notified == [1]
+    assert _written_within("writer-short", 0.2 + SLACK) is not None
