@@ -43,6 +43,17 @@ def interval(settings: Any) -> Any:
     audit.flush()
 
 
+def _writer_waits(at_least: float = 0.0) -> None:
+    """Until the writer thread is inside a wait that ends at least ``at_least`` s from now."""
+    began = time.monotonic()
+    while time.monotonic() - began < 2 + SLACK:
+        wakes_at = audit._buffer.wakes_at
+        if wakes_at != float("inf") and wakes_at - time.monotonic() >= at_least:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"the writer thread never waited {at_least} s or more")
+
+
 def _counting_notify(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = audit._buffer.wake.notify
@@ -61,7 +72,7 @@ def test_the_first_row_of_a_batch_leaves_the_writer_asleep_and_waits_at_most_the
     interval(0.4)
     record_echo("writer", "writer-settle")  # the writer now waits with this interval
     assert _written_within("writer-settle", 0.4 + SLACK) is not None
-    time.sleep(0.05)
+    _writer_waits()
     notified = _counting_notify(monkeypatch)
     with audit.deferred():  # as the WSGI front records: no flush of its own in these calls
         for n in range(3):
@@ -75,10 +86,11 @@ def test_the_first_row_of_a_batch_leaves_the_writer_asleep_and_waits_at_most_the
 def test_a_writer_whose_wait_ends_too_late_is_woken_for_the_first_row(
     interval: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(audit, "_IDLE_CLOSE_SECONDS", 600)  # no idle close cuts its wait short
     interval(600)
     record_echo("writer", "writer-long")
-    audit.flush()  # the writer goes back to a wait of up to 600 s
-    time.sleep(0.05)
+    _writer_waits(at_least=100)  # for the row's 600 s (it looks again within the old interval)
+    audit.flush()
     interval(0.2)
     notified = _counting_notify(monkeypatch)
     record_echo("writer", "writer-short")
