@@ -181,6 +181,10 @@ _IDLE_CLOSE_SECONDS = 2.0
 # this long before the next try, doubled per refusal in a row up to the cap (seconds).
 _RETRY_FIRST = 0.1
 _RETRY_CAP = 5.0
+# The writer's waits with no rows are at least this long (a tiny AUDIT_FLUSH_SECONDS would make
+# it wake all the time) and any wait at most the longest (seconds).
+_SHORTEST_IDLE_WAIT = 0.05
+_LONGEST_WAIT = 3600.0
 
 
 class _Buffer:
@@ -266,8 +270,9 @@ class _Buffer:
         now = time.monotonic()
         flush_seconds = mcp_settings.AUDIT_FLUSH_SECONDS
         if not self.rows:
-            # (AUDIT_FLUSH_SECONDS = 0 buffers nothing: the rows are written in their calls.)
-            timed = flush_seconds if flush_seconds > 0 else None
+            # (AUDIT_FLUSH_SECONDS = 0 buffers nothing: the rows are written in their calls.) A
+            # shorter interval than the floor is kept all the same: add() wakes the writer then.
+            timed = max(flush_seconds, _SHORTEST_IDLE_WAIT) if flush_seconds > 0 else None
             if not holding:
                 self._wait(timed, now)
                 return False
@@ -290,6 +295,8 @@ class _Buffer:
 
     def _wait(self, seconds: float | None, now: float) -> None:
         """Wait (the lock held) until notified or ``seconds`` passed (None: no timeout)."""
+        if seconds is not None:
+            seconds = min(seconds, _LONGEST_WAIT)  # a timeout past threading.TIMEOUT_MAX raises
         self.wakes_at = float("inf") if seconds is None else now + seconds
         try:
             self.wake.wait(seconds)

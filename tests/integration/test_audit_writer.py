@@ -96,3 +96,14 @@ def test_a_writer_whose_wait_ends_too_late_is_woken_for_the_first_row(
     record_echo("writer", "writer-short")
     assert notified == [1]
     assert _written_within("writer-short", 0.2 + SLACK) is not None
+
+
+def test_an_interval_past_the_longest_wait_keeps_the_writer_alive(interval: Any) -> None:
+    interval(1e12)  # threading's waits refuse a timeout this long (OverflowError)
+    record_echo("writer", "writer-far")
+    _writer_waits(at_least=100)
+    assert audit._buffer.thread is not None
+    assert audit._buffer.thread.is_alive()
+    assert audit._buffer.wakes_at - time.monotonic() <= audit._LONGEST_WAIT
+    audit.flush()
+    assert AuditEvent.objects.filter(request_id="writer-far").exists()
