@@ -218,11 +218,12 @@ class _Buffer:
                 self.full = True
                 self.wake.notify()
             elif waiting == 1 and self.wakes_at > self.first_at + mcp_settings.AUDIT_FLUSH_SECONDS:
-                # The writer would look too late for this row (it waits with no timeout, or
-                # AUDIT_FLUSH_SECONDS was made shorter). Otherwise it is left asleep: a thread
-                # woken wants the GIL, and while it waits for it every release of the GIL by
-                # this one (each system call) wakes it again, a futex wake each time (measured:
-                # 10 us per os.pread instead of 1, a fifth of a WSGI tools/call in process).
+                # The writer would look too late for this row (it is not waiting now, its wait
+                # has no timeout, or AUDIT_FLUSH_SECONDS was made shorter). Otherwise it is left
+                # asleep: a thread woken wants the GIL, and while it waits for it every release
+                # of the GIL by this one (each system call) wakes it again, a futex wake each time
+                # (measured: 10 us per os.pread instead of 1, a fifth of a WSGI tools/call in
+                # process).
                 self.wake.notify()
         if waiting >= limit * _BACKLOG_BATCHES and not _callers_transaction(_audit_connection()):
             # The writer is this many batches behind: the caller writes (not inside its own
@@ -262,7 +263,7 @@ class _Buffer:
 
     def _ready(self, holding: bool) -> bool:
         """With the lock held: wait a while; True when a batch is due, or (``holding`` a
-        connection) when nothing came for ``_IDLE_CLOSE_SECONDS``.
+        connection) when there are no rows and it wrote nothing for ``_IDLE_CLOSE_SECONDS``.
 
         With no rows it waits at most ``AUDIT_FLUSH_SECONDS``, so that the first row of a batch
         need not wake it (see :meth:`add`): a row that came meanwhile is found when the wait
