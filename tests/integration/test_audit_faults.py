@@ -50,8 +50,11 @@ def buffered(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     # A large interval: the writer thread never writes on its own; the test's flushes do.
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_ROWS": 5, "AUDIT_FLUSH_SECONDS": 600}
     audit.flush()
+    real = audit._insert
     yield audit._buffer
-    monkeypatch.setattr(audit, "_insert", Refusing(times=0))
+    # The real INSERT, not the test's: a Refusing made now would wrap whatever the test put there
+    # (a refusing one left 45 rows in the buffer for a later test's flush to write).
+    monkeypatch.setattr(audit, "_insert", real)
     audit._buffer.retry_at = 0.0
     audit._buffer.refusals = 0
     audit.flush()
