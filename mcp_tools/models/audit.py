@@ -26,7 +26,9 @@ class AuditOutcome(models.TextChoices):
 class AuditEvent(models.Model):
     """One tools/call: who, which tool and version, what (redacted), how it ended, how long."""
 
-    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    # No index of its own: the usage indexes below lead with it (time) and with tool_name, and
+    # serve every lookup a single-column index would; each index costs every call's row an insert.
+    created_at = models.DateTimeField(_("time"), default=timezone.now)
     principal_key = models.CharField(_("principal"), max_length=255, db_index=True)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -41,7 +43,7 @@ class AuditEvent(models.Model):
     # The scopes the call ran with, as granted (space-separated); "" under a backend that does
     # not restrict by scope. Try it records the scopes the staff user could be granted.
     scopes = models.TextField(_("scopes"), blank=True, default="")
-    tool_name = models.CharField(_("tool"), max_length=128, db_index=True)
+    tool_name = models.CharField(_("tool"), max_length=128)
     tool_version = models.PositiveIntegerField(_("tool version"), null=True)
     arguments = models.JSONField(_("arguments (summary)"), default=dict, blank=True)
     outcome = models.CharField(_("outcome"), max_length=16, choices=AuditOutcome.choices, db_index=True)
