@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import logging
 import os
 import re
@@ -26,11 +27,12 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
-from functools import lru_cache
+from datetime import UTC, timedelta
+from functools import lru_cache, partial
 from typing import Any
 
 from django.db import OperationalError, connections, router, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Field
 from django.utils import timezone
 
@@ -401,11 +403,26 @@ def _preparer(field: Field[Any, Any], connection: Any) -> Any:
     if kind == "ForeignKey" and field.target_field.get_internal_type() in _AS_IS | {"AutoField", "BigAutoField"}:  # type: ignore[attr-defined]
         return None
     if kind == "DateTimeField":
+        if connection.vendor == "sqlite":
+            return _sqlite_datetime
         return lambda value, conn: conn.ops.adapt_datetimefield_value(value)
     if kind == "JSONField":
         encoder = field.encoder  # type: ignore[attr-defined]
+        if type(connection.ops).adapt_json_value is BaseDatabaseOperations.adapt_json_value:
+            # The base adapter (SQLite's, MySQL's) is json.dumps(value, cls=encoder): called as it is.
+            dumps = json.dumps if encoder is None else partial(json.dumps, cls=encoder)
+            return lambda value, conn: dumps(value)
         return lambda value, conn: conn.ops.adapt_json_value(value, encoder)
     return field.get_db_prep_save
+
+
+def _sqlite_datetime(value: Any, connection: Any) -> Any:
+    """SQLite's text of a time. A UTC time (``timezone.now()``'s) on a connection in UTC (no
+    ``TIME_ZONE`` of its own) is the naive time's text, as the backend's adapter makes it, without
+    its checks and conversions; any other time through the adapter."""
+    if value.tzinfo is UTC and connection.timezone is UTC:
+        return str(value.replace(tzinfo=None))
+    return connection.ops.adapt_datetimefield_value(value)
 
 
 def _audit_connection() -> Any:
