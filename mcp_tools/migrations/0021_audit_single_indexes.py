@@ -7,14 +7,17 @@
 # change is used: it also drops PostgreSQL's second ("_like") index of a character column.
 
 import django.utils.timezone
-from django.db import migrations, models
+from django.db import migrations, models, router
 
 COLUMNS = ("created_at", "tool_name")
 
 
-def _fields(apps):
-    """The audit model of this state and, per column, its field with and without an index."""
+def _fields(apps, schema_editor):
+    """The audit model of this state and, per column, its field with and without an index; none
+    on a database the audit table is not migrated on (a router sends it elsewhere)."""
     model = apps.get_model("mcp_tools", "AuditEvent")
+    if not router.allow_migrate_model(schema_editor.connection.alias, model):
+        return
     for name in COLUMNS:
         field = model._meta.get_field(name)
         indexed, plain = field.clone(), field.clone()
@@ -26,7 +29,7 @@ def _fields(apps):
 
 
 def drop(apps, schema_editor):
-    for model, indexed, plain in _fields(apps):
+    for model, indexed, plain in _fields(apps, schema_editor):
         if schema_editor.connection.vendor == "sqlite":
             name = schema_editor._create_index_name(model._meta.db_table, [indexed.column])
             schema_editor.execute(f"DROP INDEX IF EXISTS {schema_editor.quote_name(name)}")
@@ -35,7 +38,7 @@ def drop(apps, schema_editor):
 
 
 def restore(apps, schema_editor):
-    for model, indexed, plain in _fields(apps):
+    for model, indexed, plain in _fields(apps, schema_editor):
         if schema_editor.connection.vendor == "sqlite":
             schema_editor.execute(schema_editor._create_index_sql(model, fields=[indexed]))
         else:

@@ -3,15 +3,19 @@
 The two usage indexes lead with those columns and serve the lookups the single-column ones did
 (the retention purge, the changelist's default order and its tool filter), while every index
 costs each call's audit row one more insert. Migrating back makes them again, by the names
-Django gave them; on SQLite without copying the table.
+Django gave them; on SQLite without copying the table. A database the audit table is not
+migrated on (a router sends it elsewhere) is left alone.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
+from django.apps import apps
 from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
@@ -88,3 +92,45 @@ def test_the_purge_and_the_changelist_still_search_an_index() -> None:
             what,
             plan,
         )
+
+
+class AuditElsewhere:
+    """A router that migrates the audit table on another database only."""
+
+    def allow_migrate(self, db: str, app_label: str, model_name: str | None = None, **hints: Any) -> bool | None:
+        return False if model_name == "auditevent" else None
+
+
+class _Editor:
+    """Records what the migration asks of a schema editor."""
+
+    def __init__(self) -> None:
+        self.connection = connection
+        self.asked: list[str] = []
+        self.quote_name = connection.ops.quote_name
+
+    def _create_index_name(self, *args: Any, **kwargs: Any) -> str:
+        return "name"
+
+    def _create_index_sql(self, *args: Any, **kwargs: Any) -> str:
+        return "CREATE INDEX"
+
+    def execute(self, sql: Any) -> None:
+        self.asked.append(str(sql))
+
+    def alter_field(self, *args: Any) -> None:
+        self.asked.append("alter_field")
+
+
+@pytest.mark.django_db
+def test_the_migration_leaves_a_database_the_audit_is_not_routed_to(settings: Any) -> None:
+    migration = importlib.import_module("mcp_tools.migrations.0021_audit_single_indexes")
+    routed = _Editor()
+    migration.drop(apps, routed)
+    migration.restore(apps, routed)
+    assert len(routed.asked) == 4  # two columns each way
+    settings.DATABASE_ROUTERS = [f"{__name__}.AuditElsewhere"]
+    elsewhere = _Editor()
+    migration.drop(apps, elsewhere)
+    migration.restore(apps, elsewhere)
+    assert elsewhere.asked == []
