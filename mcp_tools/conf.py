@@ -175,9 +175,6 @@ SETTINGS: dict[str, Setting] = {
     # Threads that run tool calls: at most this many handlers run at once per process; slow
     # handlers queue here and never hold up the protocol pool.
     "HANDLER_POOL_SIZE": Setting(min(32, (os.cpu_count() or 1) + 4), _int(1), "threads that run tool calls"),
-    # Above 0: both pools run short jobs back to back on one thread, another thread starting a
-    # job only once each running job has run this long (mcp_tools.pools); 0: whenever one is free.
-    "POOL_JOIN_MS": Setting(0, _number(0), "ms before another pool thread joins"),
     # Tool calls of one principal running at once across all processes (cache counter); 0: no
     # bound. A call over it is an isError result asking to retry (with retryAfterSeconds).
     "MAX_CALLS_PER_PRINCIPAL": Setting(0, _int(0), "concurrent tool calls per principal"),
@@ -324,7 +321,6 @@ class McpSettings:
     THREAD_SENSITIVE: bool
     THREAD_POOL_SIZE: int
     HANDLER_POOL_SIZE: int
-    POOL_JOIN_MS: float
     MAX_CALLS_PER_PRINCIPAL: int
     NOTIFIER: str
     NOTIFIER_REDIS_URL: str | None

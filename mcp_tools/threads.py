@@ -13,7 +13,7 @@ import contextvars
 import os
 import threading
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 from asgiref.sync import SyncToAsync, sync_to_async
@@ -21,7 +21,6 @@ from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .conf import mcp_settings
-from .pools import Pool
 
 try:  # asgiref >= 3.7: moves a copied context's Local values onto the thread that runs it
     from asgiref.sync import _restore_context as _rehome_locals
@@ -44,33 +43,19 @@ R = TypeVar("R")
 
 PROTOCOL = "protocol"
 HANDLERS = "handlers"
-_pools: dict[str, Executor] = {}
+_pools: dict[str, ThreadPoolExecutor] = {}
 _pool_lock = threading.Lock()
 
 
-def _executor(kind: str = PROTOCOL) -> Executor:
+def _executor(kind: str = PROTOCOL) -> ThreadPoolExecutor:
     pool = _pools.get(kind)
     if pool is None:
         with _pool_lock:
             pool = _pools.get(kind)
             if pool is None:
                 size = mcp_settings.HANDLER_POOL_SIZE if kind == HANDLERS else mcp_settings.THREAD_POOL_SIZE
-                name, join_after = f"mcp-tools-{kind}", mcp_settings.POOL_JOIN_MS / 1000
-                if join_after > 0:
-                    pool = _pools[kind] = Pool(size, name, join_after)
-                else:
-                    pool = _pools[kind] = ThreadPoolExecutor(size, thread_name_prefix=name)
+                pool = _pools[kind] = ThreadPoolExecutor(size, thread_name_prefix=f"mcp-tools-{kind}")
     return pool
-
-
-def _forget_pools() -> None:
-    """In a forked child: the parent's pools have no threads here; new ones are made on use."""
-    global _pool_lock
-    _pools.clear()
-    _pool_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_pools)
 
 
 def close_old_connections(conns: Sequence[BaseDatabaseWrapper] | None = None) -> Sequence[BaseDatabaseWrapper]:
