@@ -898,7 +898,7 @@ def rep_ratios(ours: list[dict[str, Any]] | None, other: list[dict[str, Any]] | 
     if not ours or not other or len(ours) != len(other):
         return []
     ratios = [ratio(a.get(key), b.get(key)) for a, b in zip(ours, other, strict=True)]
-    return [r for r in ratios if r is not None] if all(r is not None for r in ratios) else []
+    return [] if None in ratios else [r for r in ratios if r is not None]  # (the filter: for the type)
 
 
 def print_issue37(
