@@ -54,6 +54,7 @@ __all__ = [
     "VisibilityCheck",
     "compile_tool",
     "get_catalog",
+    "last_built",
     "reset",
     "user_permissions",
 ]
@@ -718,6 +719,12 @@ def _announce_first(version: int) -> None:
     for _receiver, outcome in first_catalog.send_robust(sender=Catalog, version=version):
         if isinstance(outcome, Exception):
             logger.error("A receiver of first_catalog failed: %r", outcome, exc_info=outcome)
+
+
+def last_built() -> Catalog | None:
+    """The catalog this process built last, its version unchecked (None before the first): a
+    hint for what a request is likely to find, never what it is served from."""
+    return _current
 
 
 def reset() -> None:

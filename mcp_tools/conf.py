@@ -175,6 +175,9 @@ SETTINGS: dict[str, Setting] = {
     # Threads that run tool calls: at most this many handlers run at once per process; slow
     # handlers queue here and never hold up the protocol pool.
     "HANDLER_POOL_SIZE": Setting(min(32, (os.cpu_count() or 1) + 4), _int(1), "threads that run tool calls"),
+    # Under ASGI, where every store is in the process (SQLite, the local-memory cache), serve
+    # tools/list, ping and calls of inline tool kinds on the event loop's thread (no hand-over).
+    "SERVE_ON_LOOP": Setting(True, _bool, "serve in-process requests on the event loop's thread"),
     # Tool calls of one principal running at once across all processes (cache counter); 0: no
     # bound. A call over it is an isError result asking to retry (with retryAfterSeconds).
     "MAX_CALLS_PER_PRINCIPAL": Setting(0, _int(0), "concurrent tool calls per principal"),
@@ -321,6 +324,7 @@ class McpSettings:
     THREAD_SENSITIVE: bool
     THREAD_POOL_SIZE: int
     HANDLER_POOL_SIZE: int
+    SERVE_ON_LOOP: bool
     MAX_CALLS_PER_PRINCIPAL: int
     NOTIFIER: str
     NOTIFIER_REDIS_URL: str | None

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from .types import ToolContext
 
 __all__ = [
     "ConfigSchema",
+    "DerivedHooks",
     "HandlerFunc",
     "HandlerRegistry",
     "PermissionsHook",
@@ -78,6 +79,11 @@ class ToolKind:
     # model toolset that is not registered here: a handlers module added after the process
     # started). The catalog lists no such tool and mcp_explain says why.
     unavailable: UnavailableHook | None = None
+    # True for a handler that does no I/O and returns at once (pure computation on its arguments
+    # and config): under ASGI, where every store is in the process (``SERVE_ON_LOOP``), its
+    # calls run on the event loop's thread, which serves nothing else meanwhile. Set by the
+    # kind's author (code), never by a tool row.
+    inline: bool = False
 
     def why_unavailable(self, config: Any) -> str:
         """ "" when a tool with ``config`` can run in this process, else why not (hooks' errors included)."""
@@ -172,16 +178,24 @@ class HandlerRegistry:
 registry = HandlerRegistry()
 
 
+class DerivedHooks(TypedDict, total=False):
+    """The optional hooks of ``@handler`` for kinds whose rows are derived from their config
+    (each is the ``ToolKind`` field of the same name)."""
+
+    schemas: SchemasHook | None
+    permissions: PermissionsHook | None
+    trusted_output: TrustHook | None
+    terms: TermsHook | None
+
+
 def handler(
     key: str,
     *,
     config_schema: ConfigSchema | None = None,
     label: str = "",
     description: str = "",
-    schemas: SchemasHook | None = None,
-    permissions: PermissionsHook | None = None,
-    trusted_output: TrustHook | None = None,
-    terms: TermsHook | None = None,
+    inline: bool = False,
+    **hooks: Unpack[DerivedHooks],
 ) -> Callable[[F], F]:
     """Register a tool kind under ``key``; put it in ``<app>/mcp_handlers.py``.
 
@@ -195,7 +209,10 @@ def handler(
     ``structuredContent`` always matches the derived output schema, so the runner skips checking
     it: only for output built from the schema's own source, with a test proving it;
     ``terms(config)`` (optional) gives words progressive discovery finds the rows by, beyond their
-    own name, title, description and tags.
+    own name, title, description and tags. ``inline=True`` says the function does no I/O (no
+    database, no network, no file, no sleep) and returns at once: under ASGI on a site whose
+    stores are all in the process, its calls are then served on the event loop's thread
+    (``SERVE_ON_LOOP``), which serves nothing else while it runs.
     """
 
     def decorator(func: F) -> F:
@@ -206,10 +223,8 @@ def handler(
                 config_schema,
                 label,
                 description or (func.__doc__ or "").strip(),
-                schemas=schemas,
-                permissions=permissions,
-                trusted_output=trusted_output,
-                terms=terms,
+                inline=inline,
+                **hooks,
             )
         )
         return func

@@ -1,9 +1,13 @@
-"""Running the synchronous (ORM) part of a request off the event loop.
+"""Running the synchronous (ORM) part of a request off the event loop, or on it.
 
 Two bounded pools per process: the protocol's own work (authentication, ``tools/list``, session
 and stream set-up, ``tasks/result`` polling) runs on one (``THREAD_POOL_SIZE``), tool calls,
 whose handlers may be slow, on the other (``HANDLER_POOL_SIZE``). Slow handlers then queue
 among themselves and never stall a listing, a ping or a stream.
+
+Where every store a request may reach is in the process (``SERVE_ON_LOOP``: every database
+SQLite, the default cache Django's local-memory one), a short request is served on the event
+loop's thread itself (:func:`run_on_loop`): no hand-over to a pool thread and back.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 from asgiref.sync import SyncToAsync, sync_to_async
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache.backends.dummy import DummyCache
+from django.core.cache.backends.locmem import LocMemCache
+from django.core.signals import setting_changed
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
@@ -31,7 +39,11 @@ except ImportError:  # pragma: no cover - an asgiref whose Local values are not 
 
 
 __all__ = [
+    "NotOnLoop",
     "close_old_connections",
+    "on_loop",
+    "run_on_loop",
+    "stores_in_process",
     "run_handler",
     "run_sync",
     "start_handler",
@@ -146,6 +158,83 @@ async def run_sync(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R
     thread instead, which test suites need so the ORM shares the test transaction.
     """
     return await _call(func, args, kwargs)
+
+
+# --------------------------------------------------------------------------- on the loop's thread
+
+
+class NotOnLoop(Exception):
+    """Raised by work started with :func:`run_on_loop` before it does anything that leaves a
+    trace (a count, an audit row, a handler run) when it finds it needs more than the process:
+    the caller serves the same request again on a pool thread."""
+
+
+class _Here(threading.local):
+    active = False  # the running work was started by run_on_loop
+
+
+_here = _Here()
+
+
+def on_loop() -> bool:
+    """Whether this code runs on the event loop's thread, started by :func:`run_on_loop`."""
+    return _here.active
+
+
+def run_on_loop(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """Run ``func`` now, in the calling (event loop's) thread, as a pool thread would run it.
+
+    Django refuses database work in a thread that runs an event loop (its ``async_unsafe``
+    check looks for the running loop): that guards a loop against waiting on a database server.
+    Only work whose every store is in the process comes here (:func:`stores_in_process`: SQLite
+    reads a file this process maps, the local-memory cache is a dict), so the running loop is
+    hidden from that check for ``func``'s duration, and only in this thread. The thread's
+    connections are checked first, as a pool thread checks its own before each job (Django's
+    connections are per thread: the loop's thread has its own). Nothing else runs on the loop
+    meanwhile: ``func`` never awaits.
+    """
+    loop = asyncio.events._get_running_loop()
+    asyncio.events._set_running_loop(None)
+    _here.active = True
+    try:
+        close_old_connections()
+        return func(*args, **kwargs)
+    finally:
+        _here.active = False
+        asyncio.events._set_running_loop(loop)
+
+
+_in_process: bool | None = None
+
+
+def stores_in_process() -> bool:
+    """Whether every store a request may reach is in this process (known once per process):
+    ``SERVE_ON_LOOP`` is on, ``THREAD_SENSITIVE`` off, every database is SQLite, the default
+    cache (rate limits, concurrent-call slots, cancellation flags) is Django's local-memory or
+    dummy cache, and audit rows are batched (the writer thread writes them: a write may wait
+    for another process's lock, a read of SQLite in WAL mode never does). A site on PostgreSQL,
+    Redis or memcached gets False: a round trip to a server never blocks the event loop."""
+    global _in_process
+    known = _in_process
+    if known is None:
+        audit_batched = mcp_settings.AUDIT_FLUSH_ROWS > 1 and mcp_settings.AUDIT_FLUSH_SECONDS > 0
+        known = _in_process = (
+            mcp_settings.SERVE_ON_LOOP
+            and not mcp_settings.THREAD_SENSITIVE
+            and (audit_batched or not mcp_settings.AUDIT_ENABLED)
+            and all(conn.vendor == "sqlite" for conn in connections.all())
+            and isinstance(caches[DEFAULT_CACHE_ALIAS], LocMemCache | DummyCache)
+        )
+    return known
+
+
+def _stores_changed(*, setting: str, **kwargs: object) -> None:
+    global _in_process
+    if setting in ("MCP_TOOLS", "DATABASES", "CACHES"):
+        _in_process = None
+
+
+setting_changed.connect(_stores_changed, dispatch_uid="mcp_tools.threads.stores")
 
 
 def submit(func: Callable[..., object], *args: object) -> None:

@@ -10,18 +10,20 @@ audit row is written once, from what the call ended as. The list below is ``Tool
 2. ``read_arguments``   an object; 2026-07-28 parameter headers match it
 3. ``decide_task``      whether this call becomes a task (T11-2..T11-4, TX-2)
 4. ``check_arguments``  against the input schema (a result or -32602, per revision)
-5. ``rate_limit``       per principal and tool
-6. ``approve``          a plain call of a tool that requires approval waits for a person (a task is held)
-7. ``run``              a plain call: the handler, within the principal's concurrent-call bound;
+5. ``stay_on_loop``     a call on the event loop's thread (``SERVE_ON_LOOP``) whose tool is not an
+                        inline kind, waits for approval or becomes a task goes to a pool thread
+6. ``rate_limit``       per principal and tool
+7. ``approve``          a plain call of a tool that requires approval waits for a person (a task is held)
+8. ``run``              a plain call: the handler, within the principal's concurrent-call bound;
                         a task call: its task is created (held while approval is pending) and answered
-8. ``shape``            the result for the revision, within ``MAX_RESPONSE_BYTES``
+9. ``shape``            the result for the revision, within ``MAX_RESPONSE_BYTES``
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -29,7 +31,7 @@ import orjson
 from .. import approvals, audit, cancel, discovery, ratelimit, runner, telemetry
 from ..asking.waiting import people
 from ..auth import AuthFailure, get_auth_backend
-from ..catalog import Catalog, CompiledTool, get_catalog
+from ..catalog import Catalog, CompiledTool, get_catalog, last_built
 from ..conf import mcp_settings
 from ..models import ApprovalState
 from ..protocol import errors as e
@@ -40,8 +42,10 @@ from ..protocol.jsonrpc import Request
 from ..protocol.negotiation import LOG_LEVELS, level_allows
 from ..protocol.shaping import error_result, shape_result
 from ..protocol.versions import Revision
+from ..registry import registry
 from ..tasking import service as tasking
 from ..tasking import tasks_enabled
+from ..threads import NotOnLoop, on_loop
 from ..types import Asker, ToolResult
 from . import inputs
 from .exchange import Exchange, complete
@@ -55,6 +59,22 @@ logger = logging.getLogger("mcp_tools")
 
 # A process that died with calls running frees their slots after this long at the latest.
 CALL_SLOT_SECONDS = 3600
+
+
+def fits_loop(params: Mapping[str, Any]) -> bool:
+    """Whether a tools/call with ``params`` is likely served whole on the event loop's thread: a
+    plain call (no task asked for) of a tool whose kind is inline, as the catalog this process
+    built last has it. The call's step ``stay_on_loop`` decides on the catalog it is served
+    from; this keeps the calls that would not stay from trying."""
+    name = params.get("name")
+    catalog = last_built()
+    if catalog is None or not isinstance(name, str) or "task" in params:
+        return False
+    tool = catalog.get(name)
+    if tool is None or tool.requires_approval or tool.spec.task_support == "required":
+        return False
+    kind = registry.get(tool.handler_key)
+    return kind is not None and kind.inline
 
 
 def call_tool(req: Request, ex: Exchange) -> bytes | None:
@@ -93,6 +113,7 @@ class ToolCall:
         self.outcome = "invalid"
         self.detail = ""
         self.started = time.perf_counter()
+        self.handed_over = False  # served again on a pool thread: that serving audits it
 
     # ------------------------------------------------------------------ the call
 
@@ -105,6 +126,9 @@ class ToolCall:
             if body is None:
                 self.outcome = "cancelled"
             return body
+        except NotOnLoop:
+            self.handed_over = True
+            raise
         except AuthFailure as exc:
             self.ended("denied", exc.description)
             raise
@@ -117,7 +141,8 @@ class ToolCall:
         finally:
             if tracked is not None:
                 cancel.untrack(tracked)
-            self.audit()
+            if not self.handed_over:
+                self.audit()
 
     def steps(self) -> bytes | None:
         """Run ``STEPS`` in order; the answer (None: cancelled) is what the call ended with."""
@@ -196,6 +221,16 @@ class ToolCall:
             raise self.refuse("invalid", message)
         self.detail = message
         raise e.invalid_params(message, data={"errors": problems})
+
+    def stay_on_loop(self) -> None:
+        """On the event loop's thread only what runs at once in the process: an inline kind's
+        handler, called plainly (no task, no approval). Nothing is counted or run before this."""
+        if not on_loop():
+            return
+        tool = self.found
+        kind = registry.get(tool.handler_key)
+        if kind is None or not kind.inline or tool.unavailable or tool.requires_approval or self.as_task:
+            raise NotOnLoop
 
     def rate_limit(self) -> None:
         """The spec says servers MUST rate limit tool invocations: per principal and tool."""
@@ -294,6 +329,7 @@ class ToolCall:
         read_arguments,
         decide_task,
         check_arguments,
+        stay_on_loop,
         rate_limit,
         approve,
         run,

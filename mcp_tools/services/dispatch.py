@@ -18,6 +18,7 @@ from ..protocol.jsonrpc import Message, Notification, Request, encode_error, enc
 from ..protocol.negotiation import LOG_LEVELS
 from ..protocol.versions import Revision
 from ..tasking import StillWorking, tasks_enabled
+from ..threads import NotOnLoop
 from . import calls, resources, task_methods, tools
 from .exchange import Exchange, complete
 from .identity import capabilities, modern_meta
@@ -62,6 +63,9 @@ class MethodTraits:
     opens_session: bool = False
     # A client notification: ``accept`` routes it (legacy sessions; 2026-07-28 defines none).
     notification: bool = False
+    # Whether a request with these params is likely served whole in the process, where every
+    # store is (``SERVE_ON_LOOP``): then on the event loop's thread. None: never.
+    fits_loop: Callable[[Mapping[str, Any]], bool] | None = None
 
     def needs_loop(self, params: Mapping[str, Any]) -> bool:
         """Whether the answer needs an event loop: a wait, a stream, or progress asked for."""
@@ -72,6 +76,13 @@ class MethodTraits:
 
 
 PLAIN = MethodTraits()
+
+
+def _always(params: Mapping[str, Any]) -> bool:
+    return True
+
+
+IN_PROCESS = MethodTraits(fits_loop=_always)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +149,8 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
                 raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
             body = entry.serve(req, ex)
             return None if body is None else (200, body)
-        except StillWorking:
-            raise  # tasks/result waiting: the view's
+        except (StillWorking, NotOnLoop):
+            raise  # tasks/result waiting, a call that leaves the event loop's thread: the view's
         except AuthFailure as exc:
             if span is not None:
                 span.failed(exc.error, exc.description)
@@ -199,11 +210,11 @@ METHODS: dict[str, Method] = {
     # Served by the transport through services.create_session (it sets Mcp-Session-Id); a
     # 2026-07-28 "initialize" is a removed method (404 + -32601).
     "initialize": Method(None, frozenset({LEGACY}), MethodTraits(opens_session=True)),
-    "ping": Method(_ping, frozenset({LEGACY})),
+    "ping": Method(_ping, frozenset({LEGACY}), IN_PROCESS),
     "logging/setLevel": Method(_set_level, frozenset({LEGACY})),
     "server/discover": Method(_discover, frozenset({MODERN})),
-    "tools/list": Method(tools.list_tools, _BOTH),
-    "tools/call": Method(calls.call_tool, _BOTH, MethodTraits(streams=True)),
+    "tools/list": Method(tools.list_tools, _BOTH, IN_PROCESS),
+    "tools/call": Method(calls.call_tool, _BOTH, MethodTraits(streams=True, fits_loop=calls.fits_loop)),
     # MCP Apps: the tools' ui:// views, for clients that declared io.modelcontextprotocol/ui.
     "resources/read": Method(resources.read_resource, _BOTH),
     "resources/list": Method(resources.list_resources, _BOTH),

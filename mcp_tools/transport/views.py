@@ -40,7 +40,7 @@ from .replies import (
 )
 from .serve import serve_message
 from .streams import serve_get
-from .waits import await_task_result, serve_streaming
+from .waits import await_task_result, fits_loop, serve_on_loop, serve_streaming
 
 __all__ = ["answer", "answer_sync", "decide", "endpoint", "respond"]  # decide: for the WSGI front
 
@@ -62,10 +62,17 @@ async def answer(decision: Decision, request: HttpRequest) -> Reply:
     message = decision.message
     if kind is Kind.STREAM:
         assert isinstance(message, Request)
-        reply = await serve_streaming(request, message, accepts(request, "text/event-stream"))
+        can_stream = accepts(request, "text/event-stream")
+        here = serve_on_loop(request, message, can_stream) if fits_loop(request, message) else None
+        reply = here if here is not None else await serve_streaming(request, message, can_stream)
     elif kind is Kind.JSON:
         assert message is not None
-        reply = await run_sync(serve_message, request, message, None, CancelFlag(None))
+        here = (
+            serve_on_loop(request, message, False)
+            if isinstance(message, Request) and fits_loop(request, message)
+            else None
+        )
+        reply = here if here is not None else await run_sync(serve_message, request, message, None, CancelFlag(None))
     elif kind is Kind.WAIT:
         assert isinstance(message, Request)
         reply = await await_task_result(request, message, accepts(request, "text/event-stream"))

@@ -1,5 +1,6 @@
 """What the async driver waits on for one POSTed request: a call's notifications before its
-result (an answer that may become an SSE stream, H-7), and a working task's result (T11-10)."""
+result (an answer that may become an SSE stream, H-7), and a working task's result (T11-10);
+and what it need not wait on: a request served on the event loop's thread (``SERVE_ON_LOOP``)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,51 @@ from dataclasses import dataclass
 
 from django.http import HttpRequest
 
-from .. import telemetry
+from .. import services, telemetry
 from ..cancel import CancelFlag
 from ..conf import mcp_settings
 from ..notify.hub import StreamSlot, take_stream_slot
 from ..protocol import sse
-from ..protocol.jsonrpc import Request
+from ..protocol.jsonrpc import Message, Request
 from ..protocol.negotiation import is_modern
 from ..tasking import ResultWatch, StillWorking
-from ..threads import run_sync, start_handler
+from ..threads import NotOnLoop, run_on_loop, run_sync, start_handler, stores_in_process
 from .replies import Reply
 from .serve import serve_message
 from .streams import too_many_streams
 
-__all__ = ["await_task_result", "serve_streaming"]
+__all__ = ["await_task_result", "fits_loop", "serve_on_loop", "serve_streaming"]
+
+
+def fits_loop(request: HttpRequest, message: Message) -> bool:
+    """Whether ``message`` is likely served whole on the event loop's thread: every store is in
+    the process (``SERVE_ON_LOOP``), its method's traits say so for its params (a ping, a
+    tools/list, a plain call of an inline tool kind), it has no session (whose row a request
+    may write) and asks for no stream of progress."""
+    if not isinstance(message, Request) or not stores_in_process():
+        return False
+    traits = services.traits(message)
+    if traits.fits_loop is None or "HTTP_MCP_SESSION_ID" in request.META or traits.needs_loop(message.params):
+        return False
+    return traits.fits_loop(message.params)
+
+
+def serve_on_loop(request: HttpRequest, message: Request, can_stream: bool) -> Reply | None:
+    """``message`` served on the event loop's thread, answered as :func:`serve_streaming` answers
+    (notifications the handler sent, then its result, as an SSE stream); None when it needs
+    more than the process after all (nothing was counted, run or audited): serve it again on a
+    pool thread."""
+    outbox = _Outbox(asyncio.get_running_loop())
+    emit = outbox.items.append if can_stream else None
+    try:
+        reply = run_on_loop(serve_message, request, message, emit, CancelFlag(None))
+    except NotOnLoop:
+        return None
+    if not outbox.items:
+        return reply
+    done: asyncio.Future[Reply] = outbox.loop.create_future()
+    done.set_result(reply)
+    return Reply(200, stream=lambda: _request_stream(outbox, done, None))
 
 
 async def serve_streaming(request: HttpRequest, message: Request, can_stream: bool) -> Reply:

@@ -14,6 +14,7 @@ from .media import png, wav
 @handler(
     "demo.echo",
     label="Echo",
+    inline=True,
     config_schema={"type": "object", "properties": {"prefix": {"type": "string"}}, "additionalProperties": False},
 )
 def echo(ctx: ToolContext) -> str:
@@ -21,7 +22,7 @@ def echo(ctx: ToolContext) -> str:
     return str(ctx.config.get("prefix", "")) + str(ctx.arguments.get("text", ""))
 
 
-@handler("demo.add", label="Add two numbers")
+@handler("demo.add", label="Add two numbers", inline=True)
 def add(ctx: ToolContext) -> dict[str, Any]:
     """Adds a and b; the result is structured content."""
     return {"sum": ctx.arguments["a"] + ctx.arguments["b"]}

@@ -67,8 +67,14 @@ def test_the_traits_the_transport_reads() -> None:
     assert services.traits(Notification("notifications/cancelled", {})).notification
     assert services.traits("no/such") == services.PLAIN
     assert services.traits(None) == services.PLAIN
-    plain = services.traits(Request(1, "tools/list", {}))
+    plain = services.traits(Request(1, "tasks/get", {}))
     assert plain == services.PLAIN
+    # What may be served on the event loop's thread where every store is in the process.
+    assert services.traits("tools/list").fits_loop is not None
+    assert services.traits("ping").fits_loop is not None
+    assert services.traits(call).fits_loop is not None
+    assert services.traits("tasks/get").fits_loop is None
+    assert services.traits("initialize").fits_loop is None
 
 
 def _strings(path: Path) -> list[tuple[int, str]]:
