@@ -37,7 +37,7 @@ from django.db.models import Field
 from django.utils import timezone
 
 from .conf import mcp_settings
-from .threads import close_old_connections
+from .threads import close_old_connections, on_loop
 from .types import Principal
 
 __all__ = [
@@ -227,9 +227,10 @@ class _Buffer:
                 # (measured: 10 us per os.pread instead of 1, a fifth of a WSGI tools/call in
                 # process).
                 self.wake.notify()
-        if waiting >= limit * _BACKLOG_BATCHES and not _callers_transaction(_audit_connection()):
+        if waiting >= limit * _BACKLOG_BATCHES and not on_loop() and not _callers_transaction(_audit_connection()):
             # The writer is this many batches behind: the caller writes (not inside its own
-            # transaction, whose rollback would take the other requests' rows with it).
+            # transaction, whose rollback would take the other requests' rows with it; not on
+            # the event loop's thread, which a wait for the database would stall).
             self.flush(due=True)
 
     def flush_if_due(self) -> None:

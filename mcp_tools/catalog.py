@@ -40,6 +40,7 @@ from .protocol.shaping import ToolSpec, shape_tool
 from .protocol.versions import Revision
 from .registry import registry
 from .schemas import compile_validator, error_messages
+from .threads import NotOnLoop, on_loop
 from .types import Principal
 from .ui import UiSource
 
@@ -634,6 +635,8 @@ def get_catalog(*, fresh: bool = False) -> Catalog:
     version = _version_model.current()
     catalog = _current
     if catalog is None or catalog.version != version:
+        if on_loop():
+            raise NotOnLoop  # building compiles every tool (and may wait for another builder)
         catalog = _build(version)
         _announce_first(version)
     if mark is not None and catalog is _current:

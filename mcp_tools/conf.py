@@ -176,7 +176,7 @@ SETTINGS: dict[str, Setting] = {
     # handlers queue here and never hold up the protocol pool.
     "HANDLER_POOL_SIZE": Setting(min(32, (os.cpu_count() or 1) + 4), _int(1), "threads that run tool calls"),
     # Under ASGI, where every store is in the process (SQLite, the local-memory cache), serve
-    # tools/list, ping and calls of inline tool kinds on the event loop's thread (no hand-over).
+    # tools/list and calls of inline tool kinds on the event loop's thread (no hand-over).
     "SERVE_ON_LOOP": Setting(True, _bool, "serve in-process requests on the event loop's thread"),
     # Tool calls of one principal running at once across all processes (cache counter); 0: no
     # bound. A call over it is an isError result asking to retry (with retryAfterSeconds).

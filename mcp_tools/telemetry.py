@@ -172,11 +172,19 @@ def _api() -> _Api | None:
 class RequestSpan:
     """What a request's span learns while it is served (its error, its tool)."""
 
-    __slots__ = ("api", "attributes", "method", "span", "started")
+    __slots__ = ("api", "attributes", "handed_over", "method", "span", "started")
 
     def __init__(self, api: _Api, span: Any, attributes: dict[str, Any], method: str) -> None:
         self.api, self.span, self.attributes, self.method = api, span, attributes, method
         self.started = time.perf_counter()
+        self.handed_over = False
+
+    def hand_over(self) -> None:
+        """Tried on the event loop's thread and handed to a pool thread, which serves the request
+        again under a span of its own: this try records no duration, and its span says so."""
+        self.handed_over = True
+        if self.span is not None:
+            self.span.set_attribute("mcp_tools.handed_over", True)
 
     def failed(self, error_type: str, message: str = "") -> None:
         """error.type (the JSON-RPC code as a string, or ``tool_error``) and status ERROR."""
@@ -264,7 +272,8 @@ def _recording(api: _Api, span: Any, attributes: dict[str, Any], method: str) ->
         yield recorder
     finally:
         _current.reset(token)
-        api.duration.record(time.perf_counter() - recorder.started, recorder.attributes)
+        if not recorder.handed_over:
+            api.duration.record(time.perf_counter() - recorder.started, recorder.attributes)
 
 
 def _untraced(api: _Api) -> bool:

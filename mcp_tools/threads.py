@@ -198,6 +198,10 @@ def run_on_loop(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     _here.active = True
     try:
         close_old_connections()
+        if _journals is None:
+            _check_journals()
+        if not _journals:
+            raise NotOnLoop
         return func(*args, **kwargs)
     finally:
         _here.active = False
@@ -205,6 +209,25 @@ def run_on_loop(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
 
 
 _in_process: bool | None = None
+# Whether every SQLite database is in WAL mode (a read never waits for a writer) or in memory;
+# learnt on the first request run_on_loop serves (it asks the databases: only there may it).
+_journals: bool | None = None
+_READ_NEVER_WAITS = frozenset({"wal", "memory"})
+
+
+def _check_journals() -> None:
+    global _journals, _in_process
+    modes = set()
+    for conn in connections.all():
+        if conn.vendor != "sqlite":
+            modes.add(conn.vendor)  # (a server: stores_in_process() said no already)
+            continue
+        with conn.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode")
+            modes.add(str(cursor.fetchone()[0]).lower())
+    _journals = modes <= _READ_NEVER_WAITS
+    if not _journals:
+        _in_process = False  # nothing more tries the loop in this process
 
 
 def stores_in_process() -> bool:
@@ -212,8 +235,10 @@ def stores_in_process() -> bool:
     ``SERVE_ON_LOOP`` is on, ``THREAD_SENSITIVE`` off, every database is SQLite, the default
     cache (rate limits, concurrent-call slots, cancellation flags) is Django's local-memory or
     dummy cache, and audit rows are batched (the writer thread writes them: a write may wait
-    for another process's lock, a read of SQLite in WAL mode never does). A site on PostgreSQL,
-    Redis or memcached gets False: a round trip to a server never blocks the event loop."""
+    for another process's lock, a read of SQLite in WAL mode never does; the journal mode is
+    checked on the first request, and a database in another mode makes this False). A site on
+    PostgreSQL, Redis or memcached gets False: a round trip to a server never blocks the event
+    loop. The auth backend's own word (``in_process``) is the transport's to read."""
     global _in_process
     known = _in_process
     if known is None:
@@ -229,9 +254,9 @@ def stores_in_process() -> bool:
 
 
 def _stores_changed(*, setting: str, **kwargs: object) -> None:
-    global _in_process
+    global _in_process, _journals
     if setting in ("MCP_TOOLS", "DATABASES", "CACHES"):
-        _in_process = None
+        _in_process = _journals = None
 
 
 setting_changed.connect(_stores_changed, dispatch_uid="mcp_tools.threads.stores")

@@ -56,6 +56,10 @@ class BaseAuthBackend:
     """
 
     filters_by_principal = True
+    # True when ``authenticate`` reaches nothing but the site's own database (no HTTP, no other
+    # server): where every store is in the process (SERVE_ON_LOOP), requests are then served on
+    # the event loop's thread. A subclass that reaches further must set it False.
+    in_process = False
 
     def authenticate(self, request: HttpRequest) -> Principal:
         raise NotImplementedError
@@ -80,6 +84,7 @@ class AllowAnyBackend(BaseAuthBackend):
     """
 
     filters_by_principal = False
+    in_process = True
 
     def authenticate(self, request: HttpRequest) -> Principal:
         return ANONYMOUS

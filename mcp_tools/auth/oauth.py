@@ -242,6 +242,8 @@ class DOTBackend(OAuthBackend):
     process reuse a row for a bounded time (``auth.tokens``). The user is loaded on first use only.
     """
 
+    in_process = True  # its database, and nothing else (its token rows' cache included)
+
     def __init__(self) -> None:
         from oauth2_provider.models import get_access_token_model
         from oauth2_provider.settings import oauth2_settings

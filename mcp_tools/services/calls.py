@@ -41,7 +41,7 @@ from ..protocol.headers import check_param_headers
 from ..protocol.jsonrpc import Request
 from ..protocol.negotiation import LOG_LEVELS, level_allows
 from ..protocol.shaping import error_result, shape_result
-from ..protocol.versions import Revision
+from ..protocol.versions import META_CLIENT_CAPABILITIES, Revision
 from ..registry import registry
 from ..tasking import service as tasking
 from ..tasking import tasks_enabled
@@ -62,19 +62,30 @@ CALL_SLOT_SECONDS = 3600
 
 
 def fits_loop(params: Mapping[str, Any]) -> bool:
-    """Whether a tools/call with ``params`` is likely served whole on the event loop's thread: a
-    plain call (no task asked for) of a tool whose kind is inline, as the catalog this process
-    built last has it. The call's step ``stay_on_loop`` decides on the catalog it is served
-    from; this keeps the calls that would not stay from trying."""
+    """Whether a tools/call with ``params`` is worth serving on the event loop's thread, by the
+    catalog this process built last: a plain call (no task asked for or declared) of a tool
+    every caller may call (no required scope or permission) whose kind is inline. A tool some
+    callers may not see takes the pool's path as an unknown name does, so the path (and its
+    timing) tells a hidden tool from an unknown one no more than the answer does. The call's
+    step ``stay_on_loop`` decides on the catalog it is served from."""
     name = params.get("name")
     catalog = last_built()
-    if catalog is None or not isinstance(name, str) or "task" in params:
+    if catalog is None or not isinstance(name, str) or "task" in params or _declares_tasks(params):
         return False
     tool = catalog.get(name)
-    if tool is None or tool.requires_approval or tool.spec.task_support == "required":
+    if tool is None or tool.required_scopes or tool.required_permissions or tool.unavailable:
+        return False
+    if tool.requires_approval or tool.spec.task_support == "required":
         return False
     kind = registry.get(tool.handler_key)
     return kind is not None and kind.inline
+
+
+def _declares_tasks(params: Mapping[str, Any]) -> bool:
+    """A 2026-07-28 request that declared the tasks extension (its call may become a task)."""
+    meta = params.get("_meta")
+    capabilities = meta.get(META_CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+    return isinstance(capabilities, dict) and task_wire.client_declared_extension(capabilities)
 
 
 def call_tool(req: Request, ex: Exchange) -> bytes | None:
@@ -229,8 +240,16 @@ class ToolCall:
             return
         tool = self.found
         kind = registry.get(tool.handler_key)
-        if kind is None or not kind.inline or tool.unavailable or tool.requires_approval or self.as_task:
-            raise NotOnLoop
+        if (
+            kind is None
+            or not kind.inline
+            or tool.unavailable
+            or tool.requires_approval
+            or self.as_task
+            or tool.required_scopes
+            or tool.required_permissions
+        ):
+            raise NotOnLoop  # (a tool some callers may not see takes the pool's path, as in fits_loop)
 
     def rate_limit(self) -> None:
         """The spec says servers MUST rate limit tool invocations: per principal and tool."""

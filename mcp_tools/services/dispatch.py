@@ -149,8 +149,12 @@ def handle_request(req: Request, ex: Exchange) -> tuple[int, bytes] | None:
                 raise e.method_not_found(req.method, http_status=404 if ex.revision.modern else 200)
             body = entry.serve(req, ex)
             return None if body is None else (200, body)
-        except (StillWorking, NotOnLoop):
-            raise  # tasks/result waiting, a call that leaves the event loop's thread: the view's
+        except StillWorking:
+            raise  # tasks/result waiting: the view's
+        except NotOnLoop:
+            if span is not None:
+                span.hand_over()
+            raise  # served again on a pool thread: the view's
         except AuthFailure as exc:
             if span is not None:
                 span.failed(exc.error, exc.description)
@@ -210,7 +214,7 @@ METHODS: dict[str, Method] = {
     # Served by the transport through services.create_session (it sets Mcp-Session-Id); a
     # 2026-07-28 "initialize" is a removed method (404 + -32601).
     "initialize": Method(None, frozenset({LEGACY}), MethodTraits(opens_session=True)),
-    "ping": Method(_ping, frozenset({LEGACY}), IN_PROCESS),
+    "ping": Method(_ping, frozenset({LEGACY})),  # legacy: a session's, never on the loop
     "logging/setLevel": Method(_set_level, frozenset({LEGACY})),
     "server/discover": Method(_discover, frozenset({MODERN})),
     "tools/list": Method(tools.list_tools, _BOTH, IN_PROCESS),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.http import HttpRequest
 
 from .. import services, telemetry
+from ..auth import get_auth_backend
 from ..cancel import CancelFlag
 from ..conf import mcp_settings
 from ..notify.hub import StreamSlot, take_stream_slot
@@ -29,11 +30,11 @@ __all__ = ["await_task_result", "fits_loop", "serve_on_loop", "serve_streaming"]
 
 
 def fits_loop(request: HttpRequest, message: Message) -> bool:
-    """Whether ``message`` is likely served whole on the event loop's thread: every store is in
-    the process (``SERVE_ON_LOOP``), its method's traits say so for its params (a ping, a
-    tools/list, a plain call of an inline tool kind), it has no session (whose row a request
-    may write) and asks for no stream of progress."""
-    if not isinstance(message, Request) or not stores_in_process():
+    """Whether ``message`` is worth serving on the event loop's thread: every store is in the
+    process (``SERVE_ON_LOOP``) and so is the auth backend's work (``in_process``), its
+    method's traits say so for its params (a tools/list, a plain call of an inline tool kind),
+    it has no session (whose row a request may write) and asks for no stream of progress."""
+    if not isinstance(message, Request) or not stores_in_process() or not get_auth_backend().in_process:
         return False
     traits = services.traits(message)
     if traits.fits_loop is None or "HTTP_MCP_SESSION_ID" in request.META or traits.needs_loop(message.params):

@@ -71,7 +71,7 @@ def test_the_traits_the_transport_reads() -> None:
     assert plain == services.PLAIN
     # What may be served on the event loop's thread where every store is in the process.
     assert services.traits("tools/list").fits_loop is not None
-    assert services.traits("ping").fits_loop is not None
+    assert services.traits("ping").fits_loop is None  # legacy only: a session's request
     assert services.traits(call).fits_loop is not None
     assert services.traits("tasks/get").fits_loop is None
     assert services.traits("initialize").fits_loop is None
