@@ -73,9 +73,13 @@ def fits_loop(params: Mapping[str, Any]) -> bool:
     if catalog is None or not isinstance(name, str) or "task" in params or _declares_tasks(params):
         return False
     tool = catalog.get(name)
-    if tool is None or tool.required_scopes or tool.required_permissions or tool.unavailable:
-        return False
-    if tool.requires_approval or tool.spec.task_support == "required":
+    return tool is not None and tool.spec.task_support != "required" and _runs_on_loop(tool)
+
+
+def _runs_on_loop(tool: CompiledTool) -> bool:
+    """The tool's part of the rule, for the hint and the step alike: every caller may call it
+    (no required scope or permission), it runs here, needs no approval, and its kind is inline."""
+    if tool.required_scopes or tool.required_permissions or tool.unavailable or tool.requires_approval:
         return False
     kind = registry.get(tool.handler_key)
     return kind is not None and kind.inline
@@ -238,18 +242,8 @@ class ToolCall:
         handler, called plainly (no task, no approval). Nothing is counted or run before this."""
         if not on_loop():
             return
-        tool = self.found
-        kind = registry.get(tool.handler_key)
-        if (
-            kind is None
-            or not kind.inline
-            or tool.unavailable
-            or tool.requires_approval
-            or self.as_task
-            or tool.required_scopes
-            or tool.required_permissions
-        ):
-            raise NotOnLoop  # (a tool some callers may not see takes the pool's path, as in fits_loop)
+        if self.as_task or not _runs_on_loop(self.found):
+            raise NotOnLoop
 
     def rate_limit(self) -> None:
         """The spec says servers MUST rate limit tool invocations: per principal and tool."""

@@ -26,7 +26,7 @@ from mcp_tools.protocol.versions import META_CLIENT_CAPABILITIES, META_LOG_LEVEL
 from mcp_tools.registry import ToolKind, registry
 from mcp_tools.transport import waits
 from tests.integration.test_asgi_front import Inner, _call, _scope
-from tests.support.mcp_client import MODERN, modern_meta
+from tests.support.mcp_client import modern_meta
 from tests.support.otel import Providers, otel_fixture, server_spans  # noqa: F401  (the otel fixture)
 
 pytestmark = pytest.mark.anyio
@@ -58,15 +58,9 @@ def _tool(name: str, key: str) -> Tool:
 
 
 def _headers(name: str) -> list[tuple[bytes, bytes]]:
-    """A 2026-07-28 tools/call's headers (stateless: no session)."""
-    return [
-        (b"host", b"testserver"),
-        (b"content-type", b"application/json"),
-        (b"accept", b"application/json, text/event-stream"),
-        (b"mcp-protocol-version", MODERN.encode()),
-        (b"mcp-method", b"tools/call"),
-        (b"mcp-name", name.encode()),
-    ]
+    """A 2026-07-28 tools/call's headers (stateless: no session): the front tests' tools/list ones, retargeted."""
+    listing = [(key, value) for key, value in _scope()["headers"] if key != b"mcp-method"]
+    return [*listing, (b"mcp-method", b"tools/call"), (b"mcp-name", name.encode())]
 
 
 def _body(name: str) -> bytes:
