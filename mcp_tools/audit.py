@@ -62,18 +62,24 @@ def summarize_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str])
     summary: dict[str, Any] = {}
     for name, value in list(arguments.items())[:50]:
         if name in sensitive or (redacted is not None and redacted.search(str(name).lower())):
-            summary[name] = REDACTED
+            summary[_text(name)] = REDACTED
         elif isinstance(value, str):
-            summary[name] = value if len(value) <= _MAX_STRING else value[:_MAX_STRING] + "…"
+            summary[_text(name)] = _text(value if len(value) <= _MAX_STRING else value[:_MAX_STRING] + "…")
         elif value is None or isinstance(value, bool | int | float):
-            summary[name] = value
+            summary[_text(name)] = value
         elif isinstance(value, list):
-            summary[name] = f"[list of {len(value)}]"
+            summary[_text(name)] = f"[list of {len(value)}]"
         elif isinstance(value, dict):
-            summary[name] = f"{{object with {len(value)} keys}}"
+            summary[_text(name)] = f"{{object with {len(value)} keys}}"
         else:  # pragma: no cover - JSON has no other types
-            summary[name] = type(value).__name__
+            summary[_text(name)] = type(value).__name__
     return summary
+
+
+def _text(value: str) -> str:
+    """``value`` with NUL characters shown as U+FFFD: PostgreSQL refuses NUL in text and JSON,
+    and a row it refuses would leave a call without its row (a caller's way out of the audit)."""
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
 
 
 @lru_cache(maxsize=8)
@@ -115,18 +121,18 @@ def record(event: CallEvent) -> None:
     try:
         values = {
             "created_at": timezone.now(),
-            "principal_key": principal.owner[:255],
+            "principal_key": _text(principal.owner[:255]),
             "user": user_id,
-            "client_id": (principal.client_id or "")[:255],
-            "scopes": "" if principal.granted is None else " ".join(sorted(principal.granted)),
-            "tool_name": str(event.tool_name)[:128],
+            "client_id": _text((principal.client_id or "")[:255]),
+            "scopes": "" if principal.granted is None else _text(" ".join(sorted(principal.granted))),
+            "tool_name": _text(str(event.tool_name)[:128]),
             "tool_version": event.tool_version,
             "arguments": summarize_arguments(event.arguments or {}, event.sensitive),
             "outcome": event.outcome,
-            "detail": event.detail[:300],
+            "detail": _text(event.detail[:300]),
             "duration_ms": round(event.duration_ms, 3),
-            "request_id": str(event.request_id)[:100],
-            "protocol_version": event.protocol_version,
+            "request_id": _text(str(event.request_id)[:100]),
+            "protocol_version": _text(event.protocol_version),
         }
         if mcp_settings.AUDIT_FLUSH_ROWS <= 1 or mcp_settings.AUDIT_FLUSH_SECONDS <= 0:
             _insert([values])
@@ -329,7 +335,7 @@ class _Buffer:
                 else:
                     self._put_back(batch)
             except Exception:
-                logger.exception("Could not write %d audit events", len(batch))
+                self._one_by_one(batch)
             except BaseException:
                 # The process is being stopped in the middle of the write (a server's signal
                 # handler raising SystemExit, as gunicorn's sync workers do on SIGQUIT, or
@@ -341,6 +347,18 @@ class _Buffer:
             else:
                 self.refusals = 0
                 self.retry_at = 0.0
+
+    def _one_by_one(self, batch: list[dict[str, Any]]) -> None:
+        """A batch the database refused for its data (not for being busy): each row is tried
+        alone, so that a row it refuses does not take the batch's other calls with it."""
+        dropped = 0
+        for row in batch if len(batch) > 1 else ():
+            try:
+                _insert([row])
+            except Exception:
+                dropped += 1
+        if dropped or len(batch) == 1:
+            logger.exception("Could not write %d audit events", dropped or 1)
 
     def _put_back(self, batch: list[dict[str, Any]]) -> None:
         """A batch the database refused waits for the next try, before the rows that came

@@ -21,7 +21,9 @@ from django.db import OperationalError, connection, transaction
 
 from mcp_tools import audit
 from mcp_tools.models import AuditEvent
+from mcp_tools.types import Principal
 from tests.support.audit_rows import record_echo
+from tests.support.mcp_client import MODERN
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -258,3 +260,62 @@ def test_a_write_interrupted_by_the_process_stopping_is_written_at_exit(
     assert sorted(AuditEvent.objects.filter(principal_key="faults").values_list("request_id", flat=True)) == [
         f"faults-{n}" for n in range(4)
     ]
+
+
+class RefusingRow:
+    """``_insert`` that refuses (as the database does a value it cannot store) any statement
+    holding the row of ``request_id``, and writes the others."""
+
+    def __init__(self, request_id: str) -> None:
+        self.request_id = request_id
+        self.real = audit._insert
+
+    def __call__(self, rows: list[dict[str, Any]]) -> None:
+        if any(row["request_id"] == self.request_id for row in rows):
+            raise ValueError("A string literal cannot contain NUL (0x00) characters.")
+        self.real(rows)
+
+
+def test_a_row_the_database_refuses_does_not_take_the_batch_with_it(
+    buffered: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(audit, "_insert", RefusingRow("faults-2"))
+    for n in range(4):
+        _record(n)
+    with caplog.at_level(logging.ERROR, logger="mcp_tools"):
+        audit.flush()
+    written = set(AuditEvent.objects.filter(principal_key="faults").values_list("request_id", flat=True))
+    assert written == {"faults-0", "faults-1", "faults-3"}
+    assert [r.getMessage() for r in caplog.records] == ["Could not write 1 audit events"]
+    assert not audit._buffer.rows
+
+
+def test_nul_in_what_a_caller_sends_is_stored_not_refused(buffered: Any) -> None:
+    # PostgreSQL refuses NUL in text and JSON: a call whose name, id or arguments held one left
+    # no row (and, batched, took the batch's other rows with it).
+    for name, arguments, request_id in (("ec\x00ho", {}, "nul-1"), ("echo", {"t\x00": "a\x00b"}, "nul-\x002")):
+        audit.record(
+            audit.CallEvent(
+                principal=Principal(key="nul\x00key", client_id="c\x00", granted=frozenset({"a\x00"})),
+                tool_name=name,
+                tool_version=1,
+                arguments=arguments,
+                sensitive=frozenset(),
+                outcome="ok",
+                duration_ms=1.0,
+                request_id=request_id,
+                protocol_version=MODERN,
+            )
+        )
+    _record(9)
+    audit.flush()
+    rows = {row.request_id: row for row in AuditEvent.objects.filter(principal_key__startswith="nul")}
+    assert set(rows) == {"nul-1", "nul-\ufffd2"}
+    assert rows["nul-1"].tool_name == "ec\ufffdho"
+    assert rows["nul-\ufffd2"].arguments == {"t\ufffd": "a\ufffdb"}
+    assert (rows["nul-1"].principal_key, rows["nul-1"].client_id, rows["nul-1"].scopes) == (
+        "nul\ufffdkey",
+        "c\ufffd",
+        "a\ufffd",
+    )
+    assert AuditEvent.objects.filter(request_id="faults-9").exists()
