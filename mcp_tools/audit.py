@@ -31,6 +31,7 @@ from datetime import UTC, timedelta
 from functools import lru_cache, partial
 from typing import Any
 
+import orjson
 from django.db import OperationalError, connections, router, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Field
@@ -428,11 +429,24 @@ def _preparer(field: Field[Any, Any], connection: Any) -> Any:
     if kind == "JSONField":
         encoder = field.encoder  # type: ignore[attr-defined]
         if type(connection.ops).adapt_json_value is BaseDatabaseOperations.adapt_json_value:
-            # The base adapter (SQLite's, MySQL's) is json.dumps(value, cls=encoder): called as it is.
-            dumps = json.dumps if encoder is None else partial(json.dumps, cls=encoder)
+            # The base adapter (SQLite's, MySQL's) is json.dumps(value, cls=encoder): called as
+            # it is, or (no encoder of the field's own) orjson's text of the same JSON.
+            if encoder is None:
+                return _json_text
+            dumps = partial(json.dumps, cls=encoder)
             return lambda value, conn: dumps(value)
         return lambda value, conn: conn.ops.adapt_json_value(value, encoder)
     return field.get_db_prep_save
+
+
+def _json_text(value: Any, connection: Any) -> str:
+    """The JSON text of an argument summary: orjson's (a fifth of ``json.dumps``' cost; compact,
+    UTF-8 rather than ``\\u`` escapes: the same JSON once read), or ``json.dumps``' for what
+    orjson refuses (an integer past 64 bits, a lone surrogate)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(value)
 
 
 def _sqlite_datetime(value: Any, connection: Any) -> Any:
@@ -479,7 +493,12 @@ def _insert(rows: list[dict[str, Any]]) -> None:
     connection = connections[alias]
     statement = _statements.get(alias) or _statement(alias, connection)
     head, fields, columns_in = statement
-    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    # On SQLite Django turns each %s into ? with a regular expression over the statement (for
+    # a batch of 100 rows, 1,300 of them: 2 us per row); written as ? they are left as they are.
+    # Not where queries are logged (DEBUG, a test's CaptureQueriesContext): the log's text of a
+    # statement is made from its %s.
+    placeholder = "?" if connection.vendor == "sqlite" and not connection.queries_logged else "%s"
+    one = "(" + ", ".join([placeholder] * len(fields)) + ")"
     size = max(1, _batch_size(connection, fields, rows))
     # One statement commits by itself; more are one transaction (one commit, one disk sync).
     wrap = len(rows) > size or _callers_transaction(connection)

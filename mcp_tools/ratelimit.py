@@ -70,10 +70,12 @@ def hit(scope: str, rate: Rate) -> float | None:
     return degrade("rate limits", lambda: _hit(scope, rate), None)
 
 
-# The default cache when it is Django's RedisCache, shared by every thread and context of the
-# process: Django keeps a backend per context, and under ASGI a request that did not inherit one
-# made its own, with its own connection pool, so a connection per request (redis-py's pool is
-# thread-safe; other backends, pylibmc's for one, may not be, and are looked up as Django does).
+# The default cache when it is Django's RedisCache or LocMemCache, shared by every thread and
+# context of the process: Django keeps a backend per context, and under ASGI a request that did
+# not inherit one made its own, with its own connection pool, so a connection per request
+# (redis-py's pool is thread-safe; a LocMemCache holds no state of its own beside its settings:
+# its entries and lock are the process's, per LOCATION). Other backends, pylibmc's for one, may
+# not be thread-safe, and are looked up per call as Django does (about 1 us each time).
 _shared: Any = None
 
 
@@ -82,7 +84,7 @@ def _default_cache() -> Any:
     backend = _shared
     if backend is None:
         backend = caches[DEFAULT_CACHE_ALIAS]
-        if isinstance(backend, RedisCache):
+        if isinstance(backend, RedisCache) or type(backend) is LocMemCache:
             _shared = backend
     return backend
 
@@ -91,24 +93,27 @@ def _caches_changed(*, setting: str, **kwargs: Any) -> None:
     global _shared
     if setting == "CACHES":
         _shared = None
+        _locmem_keys.cache_clear()
 
 
 setting_changed.connect(_caches_changed, dispatch_uid="mcp_tools.ratelimit.caches")
 
 
 def _hit(scope: str, rate: Rate) -> float | None:
+    backend: Any = _default_cache()  # looked up once (each use of the proxy looks again)
+    if type(backend) is LocMemCache and _LOCMEM_PARTS:
+        now = time.time()
+        count_key, start_key, start_name = _locmem_keys(backend, scope, rate.seconds)
+        count = _count_locmem(backend, count_key, start_key, rate, now)
+        return None if count <= rate.count else _retry_after(backend, start_name, rate, now)
     digest = _digest(scope)
     count_key = f"mcp_tools:rl:{digest}:{rate.seconds}:n"
-    backend: Any = _default_cache()  # looked up once (each use of the proxy looks again)
     if isinstance(backend, RedisCache):
         client = backend._cache.get_client(count_key, write=True)  # type: ignore[attr-defined]  # Django's client holder
         # make_key: the key is ASCII and short (a digest), so the memcached key check is skipped.
         return _hit_redis(client, backend.make_key(count_key), rate)
     start_key = f"mcp_tools:rl:{digest}:{rate.seconds}:t"
     now = time.time()
-    if type(backend) is LocMemCache and _LOCMEM_PARTS:
-        count = _count_locmem(backend, count_key, start_key, rate, now)
-        return None if count <= rate.count else _retry_after(backend, start_key, rate, now)
     for _ in range(3):
         # One cache operation per call once a window is open: the incr counts; the first call
         # of a window finds no counter and opens it.
@@ -135,20 +140,29 @@ def _retry_after(backend: Any, start_key: str, rate: Rate, now: float) -> float:
 _LOCMEM_PARTS = all(hasattr(LocMemCache, name) for name in ("_has_expired", "_set", "pickle_protocol"))
 
 
-def _count_locmem(backend: Any, count_key: str, start_key: str, rate: Rate, now: float) -> int:
+@lru_cache(maxsize=4096)
+def _locmem_keys(backend: Any, scope: str, seconds: int) -> tuple[str, str, str]:
+    """The counter's and the window start's keys of ``scope`` as ``backend`` stores them (its
+    ``make_key``), and the start's key as the public calls take it; made once per scope."""
+    digest = _digest(scope)
+    start_name = f"mcp_tools:rl:{digest}:{seconds}:t"
+    return backend.make_key(f"mcp_tools:rl:{digest}:{seconds}:n"), backend.make_key(start_name), start_name
+
+
+def _count_locmem(backend: Any, key: str, start_key: str, rate: Rate, now: float) -> int:
     """Django's LocMemCache ``incr``, and ``add`` of a new window, in one step under the cache's
     own lock, with the values stored as the cache stores them (``get`` and ``clear`` see them).
+    ``key`` and ``start_key`` are made keys (:func:`_locmem_keys`).
 
     The public calls check every key for memcached (a character loop per key, a third of a
     call's cost here) and take the lock twice when a window opens; these keys are short ASCII
     digests. A LocMemCache is one process's: the counts hold per process, as before.
     """
-    key = backend.make_key(count_key)
     protocol = backend.pickle_protocol
     with backend._lock:
         if backend._has_expired(key):  # no counter, or its window ended: open one
             backend._set(key, pickle.dumps(1, protocol), rate.seconds)
-            backend._set(backend.make_key(start_key), pickle.dumps(now, protocol), rate.seconds)
+            backend._set(start_key, pickle.dumps(now, protocol), rate.seconds)
             return 1
         count = int(pickle.loads(backend._cache[key])) + 1  # noqa: S301 - in-process, written above
         backend._cache[key] = pickle.dumps(count, protocol)

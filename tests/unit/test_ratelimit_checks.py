@@ -264,3 +264,30 @@ def test_on_redis_every_context_counts_through_one_backend(redis_cache: Any) -> 
     assert backends[0] is backends[1] is backends[2]
     clients = [contextvars.Context().run(lambda: hit("mia\0echo", Rate(100, 60))) for _ in range(3)]
     assert clients == [None, None, None]
+
+
+def test_on_locmem_one_backend_serves_every_thread_until_the_caches_change(settings: Any) -> None:
+    # The LocMemCache is looked up once per process (Django's lookup is per thread and context,
+    # about 1 us a call); its entries are the process's, per LOCATION, whichever thread counts.
+    import threading
+
+    from mcp_tools import ratelimit
+
+    cache.clear()
+    rate = Rate(5, 60)
+    first = ratelimit._default_cache()
+    seen: list[Any] = []
+    worker = threading.Thread(target=lambda: seen.extend([ratelimit._default_cache(), hit("eve\0echo", rate)]))
+    worker.start()
+    worker.join()
+    assert seen == [first, None]
+    assert cache.get("mcp_tools:rl:" + ratelimit._digest("eve\0echo") + ":60:n") == 1
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "rate-limit-other"}
+    }
+    other = ratelimit._default_cache()
+    assert other is not first
+    assert other._cache is not first._cache
+    assert hit("eve\0echo", rate) is None
+    assert other.get("mcp_tools:rl:" + ratelimit._digest("eve\0echo") + ":60:n") == 1  # counted anew there
+    other.clear()
