@@ -38,6 +38,7 @@ from django.db.models import Field
 from django.utils import timezone
 
 from .conf import mcp_settings
+from .storable import text as _text  # NUL refused by PostgreSQL would leave a call without its row
 from .threads import close_old_connections, on_loop
 from .types import Principal
 
@@ -75,12 +76,6 @@ def summarize_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str])
         else:  # pragma: no cover - JSON has no other types
             summary[_text(name)] = type(value).__name__
     return summary
-
-
-def _text(value: str) -> str:
-    """``value`` with NUL characters shown as U+FFFD: PostgreSQL refuses NUL in text and JSON,
-    and a row it refuses would leave a call without its row (a caller's way out of the audit)."""
-    return value.replace("\x00", "\ufffd") if "\x00" in value else value
 
 
 @lru_cache(maxsize=8)

@@ -24,6 +24,7 @@ from django.utils import timezone
 from ..conf import mcp_settings
 from ..exceptions import ToolError
 from ..models import McpHandle, McpPendingInput, McpRedemption
+from ..storable import lookable
 from ..types import Handle, HandleType, Principal
 from .kinds import kinds
 
@@ -119,7 +120,7 @@ class HandleStore:
         return handle
 
     def _owned(self, kind: HandleType, handle_id: Any) -> Any:
-        if not isinstance(handle_id, str) or not handle_id.startswith(kind.prefix + "_"):
+        if not isinstance(handle_id, str) or not handle_id.startswith(kind.prefix + "_") or not lookable(handle_id):
             return McpHandle.objects.none()
         return McpHandle.objects.owned_by(self.principal.key).filter(pk=handle_id, kind=kind.prefix)
 
@@ -127,6 +128,7 @@ class HandleStore:
         recover = kind.recover or f"Create a new {kind.label}."
         expired = (
             isinstance(handle_id, str)
+            and lookable(handle_id)
             and McpHandle.objects.filter(pk=handle_id, kind=kind.prefix, principal_key=self.principal.key).exists()
         )
         if expired:

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import connections, router
 from django.utils import timezone
 
-from .. import cancel, telemetry
+from .. import cancel, storable, telemetry
 from ..cancel import CancelFlag
 from ..conf import mcp_settings
 from ..models import McpSession
@@ -71,8 +71,8 @@ def _create_session(req: Request, principal: Principal, *, asgi: bool) -> tuple[
     session = McpSession.objects.create(
         protocol_version=version,
         principal_key=principal.key,
-        client_info=client_info if isinstance(client_info, dict) else {},
-        client_capabilities=caps if isinstance(caps, dict) else {},
+        client_info=storable.json_value(client_info) if isinstance(client_info, dict) else {},
+        client_capabilities=storable.json_value(caps) if isinstance(caps, dict) else {},
         expires_at=McpSession.expiry(mcp_settings.SESSION_IDLE_SECONDS),
         tools_fingerprint=tools_fingerprint(principal)[0] if list_changed_supported(asgi) else "",
     )

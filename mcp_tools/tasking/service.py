@@ -32,6 +32,7 @@ from ..protocol import versions as v
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.shaping import shape_result
 from ..protocol.versions import Revision
+from ..storable import lookable
 from ..types import Principal
 from . import QueueUnavailable, ResultWatch, StillWorking
 from .results import load_result
@@ -190,7 +191,7 @@ def reachable_tasks(principal: Principal) -> TaskQuerySet:
 def find_task(params: dict[str, Any], principal: Principal) -> McpTask:
     """The grant's task, if the token still carries the scopes its tool required (one query)."""
     task_id = wire.task_id_param(params)
-    task = McpTask.objects.owned_by(principal.key).filter(pk=task_id).first()
+    task = McpTask.objects.owned_by(principal.key).filter(pk=task_id).first() if lookable(task_id) else None
     scopes = _scopes(principal) if task is not None else None
     if task is None or (scopes is not None and not set(task.required_scopes.split()) <= scopes):
         raise wire.task_not_found()
