@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NUL", "json_value", "lookable", "text"]
+__all__ = ["NUL", "holds_nul", "json_value", "lookable", "text"]
 
 NUL = "\x00"
 _SHOWN_AS = "\ufffd"
@@ -28,11 +28,11 @@ def json_value(value: Any) -> Any:
     if isinstance(value, str):
         return text(value)
     if isinstance(value, dict):
-        if not any(_holds_nul(k) or _holds_nul(v) for k, v in value.items()):
+        if not any(holds_nul(k) or holds_nul(v) for k, v in value.items()):
             return value
         return {text(k) if isinstance(k, str) else k: json_value(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [json_value(item) for item in value] if any(_holds_nul(item) for item in value) else value
+        return [json_value(item) for item in value] if any(holds_nul(item) for item in value) else value
     return value
 
 
@@ -41,11 +41,12 @@ def lookable(value: str) -> bool:
     return NUL not in value
 
 
-def _holds_nul(value: Any) -> bool:
+def holds_nul(value: Any) -> bool:
+    """Whether a string of ``value`` (a JSON value: strings, lists and objects, keys included) holds NUL."""
     if isinstance(value, str):
         return NUL in value
     if isinstance(value, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+        return any(holds_nul(k) or holds_nul(v) for k, v in value.items())
     if isinstance(value, list):
-        return any(_holds_nul(item) for item in value)
+        return any(holds_nul(item) for item in value)
     return False

@@ -563,3 +563,31 @@ def test_the_old_generated_scope_description_is_rewritten() -> None:
     Scope.objects.filter(name="specimens:read").update(description="Model tools of specimens")
     call_command("mcp_sync_toolsets", stdout=io.StringIO())
     assert Scope.objects.get(name="specimens:read").description == "Read specimens"
+
+
+def test_nul_in_a_value_is_refused_by_name_not_an_unexpected_failure(client: Any) -> None:
+    # PostgreSQL refuses NUL in any query: a filter, search or lookup holding one failed there as
+    # "failed unexpectedly" (and logged an exception per call). Refused with the argument's name
+    # on every database, as DRF's fields refuse it in what is written.
+    make_user("sam", *perms("specimen"))
+    sam = Caller(client, "sam")
+    made = sam.ok("create_specimen", {"char": "fine"})
+    nul = "a\x00"
+    for tool, arguments, where in (
+        ("list_specimen", {"filter": {"char": {"exact": nul}}}, "filter.char.exact"),
+        ("list_specimen", {"filter": {"char": {"icontains": nul}}}, "filter.char.icontains"),
+        ("list_specimen", {"filter": {"char": {"in": ["b", nul]}}}, "filter.char.in[1]"),
+        ("list_specimen", {"search": nul}, "search"),
+    ):
+        assert sam.refused(tool, arguments) == f"{where}: null characters (U+0000) are not allowed"
+    Kind.objects.create(name="alpha")
+    assert (
+        Caller(client, "nobody").refused("get_kind", {"name": nul}) == "name: null characters (U+0000) are not allowed"
+    )
+    written = sam.call("create_specimen", {"char": nul})
+    assert written["isError"] is True
+    assert written["structuredContent"]["errors"] == {"char": ["Null characters are not allowed."]}
+    stored = sam.call("update_specimen", {"id": made["id"], "data": {"data": {"k": [nul]}}})
+    assert stored["isError"] is True
+    assert stored["structuredContent"]["errors"] == {"data": ["Null characters are not allowed."]}
+    assert Specimen.objects.get(pk=made["id"]).data == {}

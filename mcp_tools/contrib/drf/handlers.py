@@ -26,6 +26,7 @@ from rest_framework.exceptions import ErrorDetail
 
 from ...exceptions import ToolError
 from ...registry import ToolKind, registry
+from ...storable import holds_nul
 from ...types import ToolContext, ToolResult, text
 from . import query as q
 from .actions import AdminAction
@@ -292,9 +293,18 @@ def _own_duplicate(
         return False
 
 
+# What DRF's ProhibitNullCharactersValidator says.
+NUL_REFUSED = "Null characters are not allowed."
+
+
 def _save(compiled: Compiled, serializer: Any, save: Callable[[], models.Model], principal: Any = None) -> Any:
     if not serializer.is_valid():
         raise FieldErrors(_hide_foreign_duplicates(compiled, serializer, principal, serializer.errors))
+    # DRF's CharField refuses NUL; a JSON or list field takes it, and PostgreSQL then refuses the
+    # row (an unexpected failure): refused here with the field's name, in DRF's words.
+    with_nul = {name: [NUL_REFUSED] for name, value in serializer.validated_data.items() if holds_nul(value)}
+    if with_nul:
+        raise FieldErrors(with_nul)
     try:
         instance = save()
     except serializers.ValidationError as exc:  # the model's own validation (full_clean)

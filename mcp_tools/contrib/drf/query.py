@@ -26,6 +26,7 @@ from django.utils import timezone
 from django.utils.duration import duration_iso_string
 
 from ...exceptions import ToolError
+from ...storable import lookable
 from .toolsets import stored
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ def python_value(field: models.Field[Any, Any], value: Any, where: str) -> Any:
     field = stored(field)
     if isinstance(value, dict | list):
         raise ToolError(f"{where}: expected a single value, not {type(value).__name__}")
+    _no_nul(value, where)
     try:
         converted = field.to_python(value)
     except ValidationError as exc:
@@ -75,6 +77,13 @@ def python_value(field: models.Field[Any, Any], value: Any, where: str) -> Any:
     if isinstance(converted, datetime.datetime) and timezone.is_naive(converted):
         converted = timezone.make_aware(converted)
     return converted
+
+
+def _no_nul(value: Any, where: str) -> None:
+    """Refuse NUL in a string compared with a column, as DRF's fields refuse it in one written
+    (PostgreSQL refuses it in any query: the tool failed unexpectedly there)."""
+    if isinstance(value, str) and not lookable(value):
+        raise ToolError(f"{where}: null characters (U+0000) are not allowed")
 
 
 def json_default(value: Any) -> Any:
@@ -142,6 +151,7 @@ def _condition(toolset: ModelToolset, field: models.Field[Any, Any], name: str, 
     elif operator in ("contains", "icontains", "startswith"):
         if not isinstance(value, str) or not value or len(value) > toolset.max_search_length:
             raise ToolError(f"{where}: expected a string of 1 to {toolset.max_search_length} characters")
+        _no_nul(value, where)
         values = [value]
     else:
         values = [python_value(field, value, where)]
@@ -162,6 +172,7 @@ def apply_search(toolset: ModelToolset, queryset: models.QuerySet[Any], text: An
         raise ToolError("This tool has no search; use filter instead.")
     if not isinstance(text, str) or len(text) > toolset.max_search_length:
         raise ToolError(f"search must be a string of at most {toolset.max_search_length} characters")
+    _no_nul(text, "search")
     words = text.split()[:10]
     for word in words:
         match = Q()
