@@ -43,6 +43,7 @@ from ..protocol.negotiation import LOG_LEVELS, level_allows
 from ..protocol.shaping import error_result, shape_result
 from ..protocol.versions import META_CLIENT_CAPABILITIES, Revision
 from ..registry import registry
+from ..storable import holds_nul
 from ..tasking import service as tasking
 from ..tasking import tasks_enabled
 from ..threads import NotOnLoop, on_loop
@@ -102,6 +103,10 @@ class _Answered(Exception):
 
     def __init__(self, body: bytes | None) -> None:
         self.body = body
+
+
+# Why a stored call's arguments holding NUL are refused (check_arguments).
+STORED_NUL = "arguments: a stored call (a task, or one waiting for approval) cannot hold null characters (U+0000)"
 
 
 class ToolCall:
@@ -229,6 +234,10 @@ class ToolCall:
     def check_arguments(self) -> None:
         tool = self.found
         problems = tool.input_problems(self.arguments)
+        if not problems and (self.as_task or tool.requires_approval) and holds_nul(self.arguments):
+            # A call that is stored (a task, or one waiting for a person) keeps its arguments in
+            # a row, and PostgreSQL refuses NUL in JSON: the call failed there with -32603.
+            problems = [STORED_NUL]
         if not problems:
             return
         message = f"Invalid arguments for tool {tool.name!r}: " + "; ".join(problems)

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.models import AuditEvent, McpSession
+from mcp_tools.models import AuditEvent, McpApproval, McpSession, McpTask, Tool
+from mcp_tools.services.calls import STORED_NUL
 from tests.support.mcp_client import Mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -56,3 +57,22 @@ def test_a_handle_id_holding_nul_is_an_unknown_handle(mcp: Mcp) -> None:
         "'bsk_unknown'", repr("bsk_" + NUL)
     )
     assert AuditEvent.objects.filter(tool_name="view_basket").count() == 2
+
+
+def test_a_stored_call_whose_arguments_hold_nul_is_refused_as_invalid(mcp: Mcp) -> None:
+    # A task and a call waiting for approval keep their arguments in a row (PostgreSQL: -32603
+    # before); a plain call passes them to its handler as sent (above).
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    Tool.objects.create(name="echo_task", handler_key="demo.echo", input_schema=schema, task_support="optional")
+    Tool.objects.create(name="echo_approved", handler_key="demo.echo", input_schema=schema, requires_approval=True)
+    mcp.initialize("2025-11-25", capabilities={"tasks": {}})
+    for name, extra in (("echo_task", {"task": {"ttl": 60_000}}), ("echo_approved", {})):
+        result = mcp.call("tools/call", {"name": name, "arguments": {"text": NUL}, **extra})
+        assert result["isError"] is True
+        assert result["content"][0]["text"] == f"Invalid arguments for tool {name!r}: {STORED_NUL}"
+    assert not McpTask.objects.exists()
+    assert not McpApproval.objects.exists()
+    assert set(AuditEvent.objects.values_list("tool_name", "outcome")) == {
+        ("echo_task", "invalid"),
+        ("echo_approved", "invalid"),
+    }
