@@ -25,6 +25,7 @@ from ..conf import mcp_settings
 from ..exceptions import InputUnavailable
 from ..models import McpPendingInput, McpSession
 from ..protocol import inputs
+from ..storable import json_value, lookable
 from .answers import check_question, checked_answer, missing_capability
 from .waiting import GRACE_SECONDS, people, wait_for_answer
 
@@ -123,7 +124,7 @@ def record_answer(
     them; None: any task of the owner). Anything else (an unknown id, a second answer, another
     session's or principal's id) is ignored.
     """
-    if not isinstance(request_id, str) or not request_id.startswith("mcp-tools-"):
+    if not isinstance(request_id, str) or not request_id.startswith("mcp-tools-") or not lookable(request_id):
         return False
     of_task = Q(task__isnull=False) if tasks is None else Q(task__in=tasks)
     updated = McpPendingInput.objects.filter(
@@ -132,7 +133,9 @@ def record_answer(
         principal_key=principal_key,
         answered_at__isnull=True,
         expires_at__gt=timezone.now(),
-    ).update(answer=result if error is None else None, error=error, answered_at=timezone.now())
+    ).update(  # NUL shown as U+FFFD: PostgreSQL refuses it in JSON
+        answer=json_value(result) if error is None else None, error=json_value(error), answered_at=timezone.now()
+    )
     if not updated:
         logger.info("Ignored a response to %r: no request of this session waits for it", request_id)
     return bool(updated)

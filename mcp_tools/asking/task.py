@@ -32,6 +32,7 @@ from ..exceptions import ToolCancelled
 from ..models import McpPendingInput, McpTask
 from ..protocol import inputs
 from ..protocol import task_wire as wire
+from ..storable import json_value
 from .answers import check_question, checked_answer, missing_capability
 from .waiting import GRACE_SECONDS, wait_for_answer
 
@@ -150,7 +151,7 @@ def record_task_answers(task_id: str, principal_key: str, responses: Mapping[str
     for request in waiting:
         stored += McpPendingInput.objects.filter(
             pk=request.id, task_id=task_id, principal_key=principal_key, answered_at__isnull=True
-        ).update(answer=responses[request.key], answered_at=timezone.now())
+        ).update(answer=json_value(responses[request.key]), answered_at=timezone.now())  # NUL: U+FFFD
     return stored
 
 

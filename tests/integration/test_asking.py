@@ -569,3 +569,16 @@ def test_invalid_forms_are_programming_errors(modern: Mcp) -> None:
         asker.ask("elicitation/create", {"message": "Where?", "requestedSchema": nested}, None)
     with pytest.raises(ValueError, match="ctx.elicit or ctx.sample"):
         asker.ask("roots/list", {}, None)
+
+
+def test_an_answer_holding_nul_is_stored_and_an_id_holding_nul_is_nobodys(session: McpSession) -> None:
+    # PostgreSQL refuses NUL in JSON and in a lookup: the answer (or the POST that carried it)
+    # failed there. The answer's NUL is shown as U+FFFD, as in the session's client info.
+    def emit(data: bytes) -> None:
+        message = json.loads(data)
+        assert not record_answer(session.pk, "anonymous", message["id"] + "\x00", {"action": "decline"}, None)
+        answer = {"action": "accept", "content": {"name": "A\x00"}}
+        assert record_answer(session.pk, "anonymous", message["id"], answer, None)
+
+    asker = StreamAsker("2025-11-25", session.pk, "anonymous", emit, lambda: False)
+    assert asker.ask("elicitation/create", FORM, None) == {"action": "accept", "content": {"name": "A\ufffd"}}
