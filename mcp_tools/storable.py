@@ -24,15 +24,19 @@ def text(value: str) -> str:
 
 def json_value(value: Any) -> Any:
     """A JSON value with NUL shown as U+FFFD in every string, keys included (the same object
-    when none holds one)."""
+    when none holds one). One pass over the value, whatever its depth."""
     if isinstance(value, str):
         return text(value)
     if isinstance(value, dict):
-        if not any(holds_nul(k) or holds_nul(v) for k, v in value.items()):
-            return value
-        return {text(k) if isinstance(k, str) else k: json_value(v) for k, v in value.items()}
+        shown = {text(k) if isinstance(k, str) else k: json_value(v) for k, v in value.items()}
+        # (Two keys that differ only by NUL against U+FFFD become one: shorter, not the same.)
+        same = len(shown) == len(value) and all(
+            k is k2 and v is v2 for (k, v), (k2, v2) in zip(value.items(), shown.items(), strict=False)
+        )
+        return value if same else shown
     if isinstance(value, list):
-        return [json_value(item) for item in value] if any(holds_nul(item) for item in value) else value
+        items = [json_value(item) for item in value]
+        return value if all(a is b for a, b in zip(value, items, strict=True)) else items
     return value
 
 

@@ -19,3 +19,14 @@ def test_what_holds_no_nul_is_the_same_object() -> None:
     assert storable.json_value(value) is value
     assert storable.lookable("t_abc")
     assert not storable.lookable("t_a\x00")
+
+
+def test_keys_that_become_one_are_one_and_deep_values_are_shown() -> None:
+    assert storable.json_value({"a\x00": 1, "a\ufffd": 2}) == {"a\ufffd": 2}
+    deep: object = "z\x00"
+    for _ in range(200):
+        deep = [{"k": deep}]
+    shown = storable.json_value(deep)
+    for _ in range(200):
+        shown = shown[0]["k"]
+    assert shown == "z\ufffd"
